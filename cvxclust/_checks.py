@@ -1,0 +1,59 @@
+"""Input checks that raise ``ValueError`` naming the offending argument."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_positive(value, name: str) -> None:
+    """Raise unless ``value`` is a real number > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+
+
+def check_choice(value, name: str, choices) -> None:
+    """Raise unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"Unknown {name} {value!r}; valid values are {sorted(choices)}")
+
+
+def check_square_matrix(
+    K,
+    name: str = "K",
+    *,
+    symmetric: bool = True,
+    nonnegative: bool = False,
+    min_size: int = 1,
+    rtol: float = 1e-10,
+) -> np.ndarray:
+    """Return ``K`` as a float array after checking it is square, finite and (optionally)
+    symmetric and entrywise nonnegative; symmetric inputs are symmetrised exactly."""
+    try:
+        K = np.asarray(K, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric matrix") from None
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {K.shape}")
+    if K.shape[0] < min_size:
+        raise ValueError(f"{name} must be at least {min_size} x {min_size}, got {K.shape}")
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    if symmetric:
+        scale = max(np.abs(K).max(), 1e-300)
+        if np.abs(K - K.T).max() > rtol * scale:
+            raise ValueError(f"{name} must be symmetric")
+        K = (K + K.T) / 2
+    if nonnegative and K.min() < 0:
+        raise ValueError(f"{name} must have nonnegative entries (min {K.min():.3g})")
+    return K
+
+
+def check_n_clusters(n_clusters, n_samples: int) -> int:
+    """Raise unless ``2 <= n_clusters <= n_samples``."""
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral):
+        raise ValueError(f"n_clusters must be an integer, got {n_clusters!r}")
+    if not 2 <= n_clusters <= n_samples:
+        raise ValueError(f"n_clusters must be between 2 and n_samples={n_samples}, got {n_clusters}")
+    return int(n_clusters)

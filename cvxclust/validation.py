@@ -1,0 +1,172 @@
+"""Scalable solver versus the cvxpy reference on the same instance.
+
+``validate(relaxation)`` solves the reference once, then every scalable method, and reports for
+each: relative objective gap ``|f - f_ref| / max(|f_ref|, 1e-12)``, relative distance of the
+solutions ``||X - X_ref||_F / max(||X_ref||_F, 1e-12)``, worst relative residual (computed by the
+relaxation, the same way for every method), the certified duality gap where known, wall time and
+the speed ratio ``time_ref / time``, and pass/fail against tolerances.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ._relaxation import Relaxation, Result
+
+__all__ = ["validate", "compare", "Comparison", "ValidationReport"]
+
+
+@dataclass
+class Comparison:
+    """One method measured against the reference."""
+
+    method: str
+    status: str
+    objective: float
+    objective_gap: float
+    solution_distance: float
+    max_residual: float
+    relative_duality_gap: float | None
+    time: float
+    speedup: float
+    iterations: int
+    passed: bool
+    failures: list[str] = field(default_factory=list)
+
+
+def compare(
+    result: Result,
+    reference: Result,
+    *,
+    tol_objective: float = 1e-6,
+    tol_residual: float = 1e-6,
+    tol_solution: float | None = None,
+) -> Comparison:
+    """Measure ``result`` against ``reference``; ``tol_solution=None`` reports without judging."""
+    obj_gap = abs(result.objective - reference.objective) / max(abs(reference.objective), 1e-12)
+    dist = float(np.linalg.norm(result.X - reference.X) / max(np.linalg.norm(reference.X), 1e-12))
+    failures = []
+    if not np.isfinite(obj_gap) or obj_gap > tol_objective:
+        failures.append(f"objective gap {obj_gap:.2e} > {tol_objective:g}")
+    if result.max_residual > tol_residual:
+        failures.append(f"residual {result.max_residual:.2e} > {tol_residual:g}")
+    if tol_solution is not None and dist > tol_solution:
+        failures.append(f"solution distance {dist:.2e} > {tol_solution:g}")
+    if result.status not in ("optimal", "optimal_inaccurate"):
+        failures.append(f"status {result.status}")
+    return Comparison(
+        method=result.method,
+        status=result.status,
+        objective=result.objective,
+        objective_gap=obj_gap,
+        solution_distance=dist,
+        max_residual=result.max_residual,
+        relative_duality_gap=result.relative_gap,
+        time=result.time,
+        speedup=reference.time / max(result.time, 1e-12),
+        iterations=result.iterations,
+        passed=not failures,
+        failures=failures,
+    )
+
+
+@dataclass
+class ValidationReport:
+    """The reference result and one :class:`Comparison` per scalable method."""
+
+    name: str
+    reference: Result
+    comparisons: list[Comparison]
+    results: dict[str, Result]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.comparisons)
+
+    def to_dict(self) -> dict:
+        ref = self.reference
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "reference": {
+                "method": ref.method,
+                "status": ref.status,
+                "objective": ref.objective,
+                "max_residual": ref.max_residual,
+                "relative_duality_gap": ref.relative_gap,
+                "time": ref.time,
+            },
+            "comparisons": [asdict(c) for c in self.comparisons],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def to_markdown(self) -> str:
+        ref = self.reference
+        lines = [
+            f"### {self.name}",
+            "",
+            f"reference `{ref.method}`: objective {ref.objective:.10g}, status {ref.status}, "
+            f"max residual {ref.max_residual:.1e}, time {ref.time:.3f} s",
+            "",
+            "| method | status | objective gap | solution distance | max residual | duality gap | "
+            "iterations | time (s) | speed-up | check |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c in self.comparisons:
+            gap = "n/a" if c.relative_duality_gap is None else f"{c.relative_duality_gap:.1e}"
+            check = "pass" if c.passed else "FAIL: " + "; ".join(c.failures)
+            lines.append(
+                f"| {c.method} | {c.status} | {c.objective_gap:.1e} | {c.solution_distance:.1e} | "
+                f"{c.max_residual:.1e} | {gap} | {c.iterations} | {c.time:.3f} | {c.speedup:.1f}x | {check} |"
+            )
+        return "\n".join(lines)
+
+
+def validate(
+    relaxation: Relaxation,
+    methods: list[str] | None = None,
+    *,
+    reference_solver: str = "CLARABEL",
+    reference_options: dict | None = None,
+    method_options: dict[str, dict] | None = None,
+    tol_objective: float = 1e-6,
+    tol_residual: float = 1e-6,
+    tol_solution: float | None = None,
+    name: str | None = None,
+) -> ValidationReport:
+    """Run the cvxpy reference and each scalable method on ``relaxation``; compare them.
+
+    Parameters
+    ----------
+    relaxation : Relaxation
+        The instance.
+    methods : list of str, optional
+        Scalable methods to check; all registered ones by default.
+    reference_solver : {"CLARABEL", "SCS"}
+        Solver for the cvxpy reference.
+    reference_options, method_options : dict, optional
+        Keyword options for the reference and, per method name, for each method.
+    tol_objective, tol_residual, tol_solution : float
+        Pass/fail thresholds on relative objective gap, worst residual and (if given) relative
+        distance between solutions.
+    """
+    all_methods = [m for m in relaxation.methods() if m != "reference"]
+    methods = all_methods if methods is None else list(methods)
+    for m in methods:
+        if m not in all_methods:
+            raise ValueError(f"Unknown method {m!r} for {relaxation.name}; valid methods are {all_methods}")
+    reference = relaxation.solve("reference", solver=reference_solver, **(reference_options or {}))
+    method_options = method_options or {}
+    results, comparisons = {}, []
+    for m in methods:
+        res = relaxation.solve(m, **method_options.get(m, {}))
+        results[m] = res
+        comparisons.append(
+            compare(res, reference, tol_objective=tol_objective, tol_residual=tol_residual, tol_solution=tol_solution)
+        )
+    return ValidationReport(name or relaxation.name, reference, comparisons, results)
