@@ -7,9 +7,15 @@ import numbers
 import numpy as np
 
 
-def check_positive(value, name: str) -> None:
-    """Raise unless ``value`` is a real number > 0."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+def check_positive(value, name: str, *, allow_inf: bool = False) -> None:
+    """Raise unless ``value`` is a real number > 0 (finite unless ``allow_inf``)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or np.isnan(value)
+        or (not allow_inf and np.isinf(value))
+        or value <= 0
+    ):
         raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
@@ -57,3 +63,30 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
     if not 2 <= n_clusters <= n_samples:
         raise ValueError(f"n_clusters must be between 2 and n_samples={n_samples}, got {n_clusters}")
     return int(n_clusters)
+
+
+def check_data_matrix(X, name: str = "X", *, min_samples: int = 2) -> np.ndarray:
+    """Return ``X`` as a 2-D float array after checking it is finite with at least
+    ``min_samples`` rows (samples) and one column (feature)."""
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric matrix") from None
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got {X.ndim}-D")
+    if X.shape[0] < min_samples or X.shape[1] < 1:
+        raise ValueError(f"{name} must have at least {min_samples} rows and 1 column, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    return X
+
+
+def check_int_range(value, name: str, low: int, high: int | None = None) -> int:
+    """Return ``value`` as an ``int`` after checking it is an integer with ``low <= value <= high``
+    (``high=None``: no upper bound)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        expected = f">= {low}" if high is None else f"between {low} and {high}"
+        raise ValueError(f"{name} must be {expected}, got {value}")
+    return int(value)

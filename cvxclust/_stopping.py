@@ -40,7 +40,7 @@ class IterationMonitor:
     def __init__(self, method: str, *, tol: float, max_iter: int, time_limit: float, verbose: bool = False):
         check_positive(tol, "tol")
         check_positive(max_iter, "max_iter")
-        check_positive(time_limit, "time_limit")
+        check_positive(time_limit, "time_limit", allow_inf=True)
         self.method = method
         self.tol = float(tol)
         self.max_iter = int(max_iter)
@@ -78,6 +78,7 @@ class IterationMonitor:
 
     def converged(self) -> None:
         self.status = "optimal"
+        self._bar.close()
 
     def stalled(self) -> None:
         self._stop("stalled")

@@ -1,0 +1,123 @@
+r"""Default scalable solver for (6) and (7): over-relaxed two-block ADMM with adaptive penalty.
+
+Splitting ``min 1/2||F - K||^2 + i_C1(F) + i_C2(G)  s.t.  F = G`` (C1, C2 as in
+:mod:`cvxclust.ssc._relaxations`) gives, in scaled form with penalty rho and relaxation alpha,
+
+.. math::
+
+    F^{k+1} &= \Pi_{C1}\big((K + \rho (G^k - U^k)) / (1 + \rho)\big) \\
+    \hat F &= \alpha F^{k+1} + (1 - \alpha) G^k \\
+    G^{k+1} &= \max(\hat F + U^k, 0) \\
+    U^{k+1} &= U^k + \hat F - G^{k+1}.
+
+Choices that make it fast, measured in ``benchmarks/``:
+
+* ``Pi_C1`` for (7) is one eigendecomposition (``e e^T + (J Y J)_+``), and only the smaller
+  side of the spectrum is computed (:class:`cvxclust.linalg.PSDProjector`);
+* over-relaxation ``alpha = 1.6`` cuts the iteration count by about a third;
+* the penalty follows residual balancing (Boyd et al. 2011, sec. 3.4.1): doubled or halved
+  when the primal and dual residuals differ by more than ``mu``;
+* the multiplier of ``F >= 0`` is ``Q = -rho U``; ``g(max(Q, 0))`` is a certified lower bound,
+  evaluated every ``bound_every`` iterations and whenever the residuals pass ``tol``, and the
+  solver stops only once the certified relative gap is below ``tol`` as well.
+
+The returned X is F: exactly symmetric with unit row sums (and p.s.d. for (7)); its negative
+entries are bounded by the primal residual.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import check_positive
+from .._stopping import IterationMonitor
+from ._relaxations import FrobeniusDS, FrobeniusPSD, _NearestDoublyStochastic
+
+
+def admm(
+    relaxation: _NearestDoublyStochastic,
+    *,
+    tol: float = 1e-7,
+    max_iter: int = 5000,
+    time_limit: float = np.inf,
+    rho: float = 1.0,
+    alpha: float = 1.6,
+    mu: float = 10.0,
+    adapt_every: int = 5,
+    bound_every: int = 25,
+    partial_eig: bool = True,
+    verbose: bool = False,
+):
+    """Solve (6)/(7) by ADMM; see the module docstring.
+
+    Parameters
+    ----------
+    tol : float
+        Stop when the relative primal residual ``||F - G|| / max(||F||, ||G||, 1)``, the relative
+        dual residual ``rho ||G - G_prev|| / max(||rho U||, 1)`` and the certified relative
+        duality gap are all below ``tol``.
+    max_iter, time_limit : int, float
+        Limits; hitting one gives status ``"max_iter"``/``"time_limit"`` and a ConvergenceWarning.
+    rho, alpha, mu, adapt_every : float, float, float, int
+        Initial penalty, over-relaxation in (0, 2), residual-balancing ratio and period.
+    bound_every : int
+        Period of the dual-bound evaluation recorded in the history (one extra projection).
+    partial_eig : bool
+        Compute only the smaller side of the spectrum in the p.s.d. projections.
+    verbose : bool
+        Show a progress bar.
+    """
+    check_positive(rho, "rho")
+    if not 0 < alpha < 2:
+        raise ValueError(f"alpha must lie in (0, 2), got {alpha!r}")
+    K = relaxation.K
+    project = relaxation.projector(partial=partial_eig)
+    project_bound = relaxation.projector(partial=partial_eig)
+    monitor = IterationMonitor("admm", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
+
+    G = np.maximum(project(K), 0.0)
+    U = np.zeros_like(K)
+    F = G
+    bound, gap = -np.inf, np.inf
+    for it in monitor:
+        F = project((K + rho * (G - U)) / (1.0 + rho))
+        F_hat = alpha * F + (1.0 - alpha) * G
+        G_prev = G
+        G = np.maximum(F_hat + U, 0.0)
+        U += F_hat - G
+
+        r_primal = np.linalg.norm(F - G) / max(np.linalg.norm(F), np.linalg.norm(G), 1.0)
+        r_dual = rho * np.linalg.norm(G - G_prev) / max(rho * np.linalg.norm(U), 1.0)
+        objective = relaxation.objective(F)
+        row = {"objective": objective, "primal_residual": r_primal, "dual_residual": r_dual, "rho": rho}
+        small = r_primal < tol and r_dual < tol
+        if small or it % bound_every == 0:
+            bound = max(bound, relaxation.dual_value(-rho * U, project_bound))
+            gap = abs(objective - bound) / max(abs(objective), 1e-12)
+            row.update(dual_bound=bound, relative_gap=gap)
+        monitor.record(**row)
+        if small and gap < tol:
+            monitor.converged()
+            break
+        if (it + 1) % adapt_every == 0:
+            if r_primal > mu * r_dual:
+                rho *= 2.0
+                U /= 2.0
+            elif r_dual > mu * r_primal:
+                rho /= 2.0
+                U *= 2.0
+    if monitor.status != "optimal":
+        bound = max(bound, relaxation.dual_value(-rho * U, project_bound))
+    return relaxation.make_result(
+        F,
+        status=monitor.status,
+        method="admm",
+        iterations=monitor.iterations,
+        time=monitor.elapsed,
+        dual_bound=bound,
+        history=monitor.history,
+    )
+
+
+FrobeniusDS.register_solver("admm", admm)
+FrobeniusPSD.register_solver("admm", admm)
