@@ -19,36 +19,50 @@ def project_psd(A: np.ndarray) -> np.ndarray:
 class PSDProjector:
     """Repeated projections onto the p.s.d. cone that compute only the smaller side of the spectrum.
 
-    ``A_+ = A - A_-``: when the previous call found few negative eigenvalues, only the negative
-    eigenpairs are computed (LAPACK ``syevr`` restricted to ``(-inf, 0]``), and vice versa, which
-    skips most of the back-transformation that a full ``eigh`` pays.  The eigenvalue split found
-    by each call guides the next, so iterative solvers whose iterates change slowly profit.
-    ``partial=False`` always uses the full decomposition.
+    ``A_+ = A - A_-``: when the previous call found few negative eigenvalues, only the
+    ``k + margin`` smallest eigenpairs are computed (LAPACK ``syevr`` by index), and vice versa,
+    which skips most of the back-transformation a full ``eigh`` pays.  If the computed block
+    does not reach past zero (the split moved by more than the margin) the call falls back to
+    the full decomposition, so the result is always exact.  ``partial=False`` always uses the
+    full decomposition.
     """
 
-    def __init__(self, n: int, *, partial: bool = True, switch_fraction: float = 0.3):
+    def __init__(self, n: int, *, partial: bool = True, switch_fraction: float = 0.25):
         self.n = n
-        self.partial = partial and n >= 64
+        self.partial = partial and n >= 100
         self.switch = switch_fraction * n
         self.n_positive: int | None = None
+        self.full_calls = 0
+        self.partial_calls = 0
 
     def __call__(self, A: np.ndarray) -> np.ndarray:
-        n_pos = self.n_positive
-        if not self.partial or n_pos is None or self.switch <= n_pos <= self.n - self.switch:
-            w, V = np.linalg.eigh(A)
-            keep = w > 0
-            self.n_positive = int(keep.sum())
-            if self.n_positive <= self.n // 2:
-                Vp = V[:, keep] * np.sqrt(w[keep])
-                return Vp @ Vp.T
-            Vn = V[:, ~keep] * np.sqrt(-w[~keep])
-            return A + Vn @ Vn.T
-        if n_pos > self.n - self.switch:  # few negative eigenvalues: A_+ = A - A_-
-            w, V = sla.eigh(A, subset_by_value=(-np.inf, 0.0), driver="evr", check_finite=False)
-            self.n_positive = self.n - len(w)
-            Vn = V * np.sqrt(-w)
-            return A + Vn @ Vn.T
-        w, V = sla.eigh(A, subset_by_value=(0.0, np.inf), driver="evr", check_finite=False)
-        self.n_positive = len(w)
-        Vp = V * np.sqrt(w)
-        return Vp @ Vp.T
+        n, n_pos = self.n, self.n_positive
+        if self.partial and n_pos is not None:
+            small = min(n_pos, n - n_pos)
+            m = small + max(8, small // 4)
+            if m < self.switch:
+                if n - n_pos <= n_pos:  # few negative eigenvalues: A_+ = A - A_-
+                    w, V = sla.eigh(A, subset_by_index=(0, m - 1), driver="evr", check_finite=False)
+                    if w[-1] >= 0:
+                        neg = w < 0
+                        self.n_positive = n - int(neg.sum())
+                        self.partial_calls += 1
+                        Vn = V[:, neg] * np.sqrt(-w[neg])
+                        return A + Vn @ Vn.T
+                else:
+                    w, V = sla.eigh(A, subset_by_index=(n - m, n - 1), driver="evr", check_finite=False)
+                    if w[0] <= 0:
+                        pos = w > 0
+                        self.n_positive = int(pos.sum())
+                        self.partial_calls += 1
+                        Vp = V[:, pos] * np.sqrt(w[pos])
+                        return Vp @ Vp.T
+        self.full_calls += 1
+        w, V = np.linalg.eigh(A)
+        keep = w > 0
+        self.n_positive = int(keep.sum())
+        if self.n_positive <= n // 2:
+            Vp = V[:, keep] * np.sqrt(w[keep])
+            return Vp @ Vp.T
+        Vn = V[:, ~keep] * np.sqrt(-w[~keep])
+        return A + Vn @ Vn.T

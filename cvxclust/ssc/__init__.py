@@ -1,7 +1,13 @@
 """Semidefinite spectral clustering (ssc): Frobenius normalizations with and without the
-p.s.d. constraint, their solvers, and the classic normalizations they are compared to."""
+p.s.d. constraint, their solvers, and the classic normalizations they are compared to.
 
-from . import _admm  # noqa: F401  (registers the solver)
+Source: Y. Yan, C. Shen, H. Wang, "Efficient semidefinite spectral clustering via Lagrange
+duality", IEEE TIP 2014 (equation numbers in docstrings are that paper's).
+"""
+
+from . import _admm, _lagrange_dual  # noqa: F401  (register the solvers)
+from ._estimator import SemidefiniteSpectralClustering
+from ._normalize import NORMALIZATIONS, normalize
 from ._relaxations import FrobeniusDS, FrobeniusPSD
 
-__all__ = ["FrobeniusDS", "FrobeniusPSD"]
+__all__ = ["FrobeniusDS", "FrobeniusPSD", "NORMALIZATIONS", "SemidefiniteSpectralClustering", "normalize"]

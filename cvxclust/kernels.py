@@ -1,0 +1,214 @@
+"""Input kernels and affinities: Gaussian (rbf), polynomial, linear, k-nearest-neighbour; centering.
+
+Every function takes a data matrix ``X`` of shape ``(n_samples, n_features)`` (finite, at least two
+rows) and returns a dense symmetric ``n_samples x n_samples`` array.  :func:`affinity` dispatches on
+a name, in the manner of scikit-learn's ``SpectralClustering(affinity=...)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from scipy.spatial.distance import pdist, squareform
+from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel
+from sklearn.neighbors import kneighbors_graph
+from sklearn.preprocessing import KernelCenterer
+
+from ._checks import check_choice, check_data_matrix, check_int_range, check_positive, check_square_matrix
+
+__all__ = ["rbf", "polynomial", "linear", "knn_affinity", "center", "median_distance", "affinity", "AFFINITIES"]
+
+
+def _symmetrize(K: np.ndarray) -> np.ndarray:
+    """``(K + K^T) / 2``: removes the rounding asymmetry of a BLAS ``X @ X.T``."""
+    return (K + K.T) / 2
+
+
+def median_distance(X) -> float:
+    r"""Median of the pairwise Euclidean distances ``||a_i - a_j||``, ``i < j``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
+
+    Returns
+    -------
+    float
+        :math:`\operatorname{median}_{i<j} \|a_i - a_j\|_2`.
+    """
+    X = check_data_matrix(X)
+    return float(np.median(pdist(X, metric="euclidean")))
+
+
+def rbf(X, delta: float | None = None) -> np.ndarray:
+    r"""Gaussian kernel with the width convention of the source papers.
+
+    .. math:: K_{ij} = \exp\!\left(-\frac{\|a_i - a_j\|_2^2}{\delta^2}\right)
+
+    (scikit-learn's ``rbf_kernel`` with ``gamma = 1 / delta**2``, computed here from SciPy's
+    ``pdist`` so that the matrix is exactly symmetric with unit diagonal).  It is positive
+    semidefinite.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
+    delta : float > 0, optional
+        Kernel width.  ``None`` (default) uses the *median heuristic*: ``delta`` is the median of
+        the pairwise Euclidean distances (:func:`median_distance`), so that a typical pair of
+        points has affinity ``exp(-1)``.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples, n_samples)
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not a positive number, or ``delta=None`` and the median distance is 0
+        (more than half of the pairs coincide).
+    """
+    X = check_data_matrix(X)
+    if delta is None:
+        delta = median_distance(X)
+        if delta <= 0:
+            raise ValueError("delta=None uses the median pairwise distance of X, which is 0; pass delta explicitly")
+    else:
+        check_positive(delta, "delta")
+    return np.exp(-squareform(pdist(X, metric="sqeuclidean")) / float(delta) ** 2)
+
+
+def polynomial(X, degree: int = 2) -> np.ndarray:
+    r"""Inhomogeneous polynomial kernel :math:`K = (X X^\top + \mathbf{1}\mathbf{1}^\top)^{\circ d}`,
+    i.e. :math:`K_{ij} = (a_i^\top a_j + 1)^d`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
+    degree : int >= 1
+        The exponent ``d``.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples, n_samples)
+    """
+    X = check_data_matrix(X)
+    degree = check_int_range(degree, "degree", 1)
+    return _symmetrize(polynomial_kernel(X, degree=degree, gamma=1.0, coef0=1.0))
+
+
+def linear(X) -> np.ndarray:
+    r"""Linear kernel :math:`K = X X^\top`, i.e. :math:`K_{ij} = a_i^\top a_j`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples, n_samples)
+    """
+    X = check_data_matrix(X)
+    return _symmetrize(linear_kernel(X))
+
+
+def knn_affinity(X, n_neighbors: int = 10) -> np.ndarray:
+    r"""Symmetric k-nearest-neighbour connectivity affinity.
+
+    .. math:: W = \tfrac12 (A + A^\top), \qquad
+              A_{ij} = \begin{cases} 1 & a_j \text{ is among the } k \text{ nearest neighbours of } a_i
+              \text{ (} a_i \text{ itself included)} \\ 0 & \text{otherwise,} \end{cases}
+
+    with ``A`` from ``sklearn.neighbors.kneighbors_graph(X, k, mode="connectivity",
+    include_self=True)``.  Entries of ``W`` are 1 (mutual neighbours), 1/2 (one-sided) or 0.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Data, one sample per row.
+    n_neighbors : int
+        ``k``, between 1 and ``n_samples - 1``.
+
+    Returns
+    -------
+    W : ndarray of shape (n_samples, n_samples)
+        Dense symmetric affinity with unit diagonal.
+    """
+    X = check_data_matrix(X)
+    n_neighbors = check_int_range(n_neighbors, "n_neighbors", 1, X.shape[0] - 1)
+    A = kneighbors_graph(X, n_neighbors, mode="connectivity", include_self=True)
+    return np.asarray(0.5 * (A + A.T).toarray(), dtype=float)
+
+
+def center(K) -> np.ndarray:
+    r"""Double centering :math:`H K H` with :math:`H = I - \tfrac1n \mathbf{1}\mathbf{1}^\top`.
+
+    The centered kernel is the Gram matrix of the feature vectors after subtracting their mean;
+    its rows and columns sum to zero.  Computed without forming ``H`` (scikit-learn's
+    ``KernelCenterer``); a symmetric input gives an exactly symmetric output.
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        A square finite matrix (usually a kernel).
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+    """
+    K = check_square_matrix(K, "K", symmetric=False)
+    Kc = KernelCenterer().fit_transform(K)
+    if np.array_equal(K, K.T):
+        Kc = (Kc + Kc.T) / 2
+    return Kc
+
+
+def _precomputed(X) -> np.ndarray:
+    return check_square_matrix(X, "X", min_size=2)
+
+
+#: Names accepted by :func:`affinity`, with the function each one calls.
+AFFINITIES = {
+    "rbf": rbf,
+    "polynomial": polynomial,
+    "linear": linear,
+    "nearest_neighbors": knn_affinity,
+    "precomputed": _precomputed,
+}
+
+
+def affinity(X, kind: str = "rbf", **params) -> np.ndarray:
+    r"""Affinity matrix of ``X`` by name.
+
+    Parameters
+    ----------
+    X : array-like
+        Data of shape ``(n_samples, n_features)``, or for ``kind="precomputed"`` a square
+        symmetric finite matrix, returned (as floats) after validation.
+    kind : {"rbf", "polynomial", "linear", "nearest_neighbors", "precomputed"}
+        ``"rbf"``: :func:`rbf` (parameter ``delta``); ``"polynomial"``: :func:`polynomial`
+        (``degree``); ``"linear"``: :func:`linear`; ``"nearest_neighbors"``:
+        :func:`knn_affinity` (``n_neighbors``).
+    **params
+        Parameters of the chosen kernel.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_samples)
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``kind``, a parameter the chosen kernel does not take, or invalid data.
+    """
+    check_choice(kind, "affinity", AFFINITIES)
+    func = AFFINITIES[kind]
+    accepted = [p for p in inspect.signature(func).parameters if p != "X"]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(f"Unknown parameter(s) {unknown} for affinity {kind!r}; valid parameters are {accepted}")
+    return func(X, **params)

@@ -1,0 +1,91 @@
+r"""The normalizations of the affinity matrix compared in the paper (Section II, Table II).
+
+Each one maps the affinity K to a (nearly) doubly stochastic matrix under a different error
+measure [Zass & Shashua 2006]:
+
+=====================  ==========================================================================
+``"none"`` (NO)        K itself
+``"ratio-cut"`` (RC)   ``K - D + I`` with ``D = diag(K 1)``: the nearest doubly stochastic matrix
+                       in L1 (Ratio-cut)
+``"normalized-cut"``   ``D^{-1/2} K D^{-1/2}`` (Normalized-cut); with ``iterate=True`` the scaling
+(NC)                   is repeated, ``K_{t+1} = D_t^{-1/2} K_t D_t^{-1/2}``, which converges to the
+                       nearest doubly stochastic matrix in relative entropy (symmetric Sinkhorn)
+``"frobenius"`` (FSC)  the QP (6): nearest doubly stochastic matrix in Frobenius norm
+``"frobenius-psd"``    the SDP (7): nearest doubly stochastic **p.s.d.** matrix in Frobenius norm
+(SSC)                  (semidefinite spectral clustering)
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from .._checks import check_choice, check_positive, check_square_matrix
+from ._relaxations import FrobeniusDS, FrobeniusPSD
+
+__all__ = ["normalize", "NORMALIZATIONS"]
+
+NORMALIZATIONS = ("none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd")
+_RELAXATIONS = {"frobenius": FrobeniusDS, "frobenius-psd": FrobeniusPSD}
+
+
+def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, **options):
+    """Normalize the affinity matrix K.
+
+    Parameters
+    ----------
+    K : (n, n) array_like
+        Symmetric affinity matrix (nonnegative for ``"normalized-cut"``).
+    method : {"none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd"}
+        See the module docstring.
+    return_result : bool
+        Also return the solver's :class:`~cvxclust.Result` (None for the closed forms).
+    **options
+        ``"normalized-cut"``: ``iterate=False``, ``max_iter=1000``, ``tol=1e-10``.
+        ``"frobenius"``/``"frobenius-psd"``: ``solver="auto"`` (any method of
+        :class:`FrobeniusDS`/:class:`FrobeniusPSD`) and that solver's options.
+
+    Returns
+    -------
+    K_hat : ndarray, or (K_hat, Result or None) with ``return_result=True``
+    """
+    check_choice(method, "method", NORMALIZATIONS)
+    K = check_square_matrix(K, "K", min_size=2)
+    result = None
+    if method == "none":
+        if options:
+            raise ValueError(f"method='none' takes no options, got {sorted(options)}")
+        K_hat = K.copy()
+    elif method == "ratio-cut":
+        if options:
+            raise ValueError(f"method='ratio-cut' takes no options, got {sorted(options)}")
+        K_hat = K - np.diag(K.sum(axis=1)) + np.eye(len(K))
+    elif method == "normalized-cut":
+        K_hat = _normalized_cut(K, **options)
+    else:
+        solver = options.pop("solver", "auto")
+        result = _RELAXATIONS[method](K).solve(solver, **options)
+        K_hat = result.X
+    return (K_hat, result) if return_result else K_hat
+
+
+def _normalized_cut(K, *, iterate: bool = False, max_iter: int = 1000, tol: float = 1e-10):
+    if K.min() < 0:
+        raise ValueError(f"K must have nonnegative entries for method='normalized-cut' (min {K.min():.3g})")
+    check_positive(max_iter, "max_iter")
+    check_positive(tol, "tol")
+    for _ in range(int(max_iter) if iterate else 1):
+        d = K.sum(axis=1)
+        if np.any(d <= 0):
+            raise ValueError("K has a row summing to zero; method='normalized-cut' needs positive degrees")
+        s = 1.0 / np.sqrt(d)
+        K = s[:, None] * K * s[None, :]
+        if iterate and np.abs(K.sum(axis=1) - 1).max() < tol:
+            return K
+    if iterate:
+        warnings.warn(f"normalized-cut scaling did not reach tol={tol:g} in {max_iter} iterations",
+                      ConvergenceWarning, stacklevel=3)
+    return K
