@@ -1,0 +1,248 @@
+"""The problem catalogue: every shipped file loads, and bad files fail naming file and key."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cvxclust import Relaxation
+from cvxclust.cli import Instance, find_problem_files, load_instance
+from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
+
+PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
+SHIPPED = sorted(PROBLEMS.glob("*.toml"))
+
+GOOD = """\
+name = "tiny"
+relaxation = "ssc.FrobeniusDS"
+
+[data]
+dataset = "iris"
+n_samples = 12
+
+[kernel]
+kind = "rbf"
+"""
+
+
+def write(tmp_path, text: str, name: str = "problem.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- the shipped catalogue ---------------------------------------------------------------------
+def test_catalogue_is_shipped():
+    assert len(SHIPPED) >= 6
+    assert find_problem_files([PROBLEMS]) == SHIPPED
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_problem_loads(path):
+    inst = load_instance(path)
+    assert isinstance(inst, Instance)
+    assert isinstance(inst.relaxation, Relaxation)
+    assert inst.path == path and inst.name and inst.description
+    registered = [m for m in inst.relaxation.methods() if m != "reference"]
+    assert inst.methods and set(inst.methods) <= set(registered)
+    kw = inst.validate_kwargs
+    assert kw["reference_solver"] in ("CLARABEL", "SCS")
+    assert 0 < kw["tol_objective"] <= 1e-4 and 0 < kw["tol_residual"] <= 1e-4
+    K = inst.relaxation.K
+    assert K.shape[0] <= 100 and np.allclose(K, K.T)
+
+
+def test_shipped_names_are_unique():
+    names = [load_instance(p).name for p in SHIPPED]
+    assert len(set(names)) == len(names)
+
+
+def test_shipped_catalogue_covers_fsc_and_ssc_on_three_datasets():
+    seen = [(type(inst.relaxation), inst.relaxation.n) for inst in map(load_instance, SHIPPED)]
+    for cls in (FrobeniusDS, FrobeniusPSD):
+        assert sorted(n for c, n in seen if c is cls) == [60, 60, 80]
+
+
+# -- what a file sets ----------------------------------------------------------------------
+def test_defaults(tmp_path):
+    inst = load_instance(write(tmp_path, GOOD))
+    assert inst.name == "tiny" and inst.description == ""
+    assert isinstance(inst.relaxation, FrobeniusDS) and inst.relaxation.n == 12
+    assert inst.methods == [m for m in FrobeniusDS.methods() if m != "reference"]
+    assert inst.validate_kwargs == {
+        "reference_solver": "CLARABEL",
+        "reference_options": {},
+        "method_options": {},
+        "tol_objective": 1e-6,
+        "tol_residual": 1e-6,
+        "tol_solution": None,
+    }
+
+
+def test_every_setting_is_read(tmp_path):
+    text = GOOD.replace('kind = "rbf"', 'kind = "rbf"\ndelta = 2.5') + """
+[validate]
+methods = ["admm"]
+reference_solver = "scs"
+tol_objective = 1e-4
+tol_residual = 1e-5
+tol_solution = 1e-2
+
+[options.admm]
+tol = 1e-9
+
+[options.reference]
+eps = 1e-8
+"""
+    inst = load_instance(write(tmp_path, text.replace("n_samples = 12", "n_samples = 12\nstandardize = true")))
+    assert inst.methods == ["admm"]
+    assert inst.validate_kwargs == {
+        "reference_solver": "SCS",
+        "reference_options": {"eps": 1e-8},
+        "method_options": {"admm": {"tol": 1e-9}},
+        "tol_objective": 1e-4,
+        "tol_residual": 1e-5,
+        "tol_solution": 1e-2,
+    }
+    from sklearn.preprocessing import StandardScaler
+
+    from cvxclust.datasets import load_dataset
+    from cvxclust.kernels import rbf
+
+    X, _ = load_dataset("iris", 12)
+    np.testing.assert_allclose(inst.relaxation.K, rbf(StandardScaler().fit_transform(X), delta=2.5))
+
+
+def test_run_validates(tmp_path):
+    inst = load_instance(write(tmp_path, GOOD))
+    report = inst.run(["admm"])
+    assert report.name == "tiny" and [c.method for c in report.comparisons] == ["admm"]
+    assert report.passed
+
+
+# -- bad files ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "old, new, key",
+    [
+        ('relaxation = "ssc.FrobeniusDS"', 'relaxation = "ssc.Nope"', "relaxation"),
+        ('relaxation = "ssc.FrobeniusDS"', 'relaxation = "nofamily.Thing"', "relaxation"),
+        ('relaxation = "ssc.FrobeniusDS"', 'relaxation = "FrobeniusDS"', "relaxation"),
+        ('relaxation = "ssc.FrobeniusDS"', 'relaxation = "ssc.project_row_sums"', "relaxation"),
+        ('relaxation = "ssc.FrobeniusDS"', "", "relaxation"),
+        ('name = "tiny"', "", "name"),
+        ('name = "tiny"', "name = 3", "name"),
+        ('dataset = "iris"', 'dataset = "mnist"', "data.dataset"),
+        ('dataset = "iris"', "", "data.dataset"),
+        ("n_samples = 12", "n_samples = 1", "data"),
+        ("n_samples = 12", 'n_samples = "12"', "data.n_samples"),
+        ("n_samples = 12", "n_sample = 12", "data.n_sample"),
+        ("n_samples = 12", "standardize = 1", "data.standardize"),
+        ('kind = "rbf"', 'kind = "laplacian"', "kernel.kind"),
+        ('kind = "rbf"', "", "kernel.kind"),
+        ('kind = "rbf"', 'kind = "rbf"\nwidth = 2.0', "kernel"),
+        ('kind = "rbf"', 'kind = "rbf"\ndelta = -1.0', "kernel"),
+        ("[kernel]", "[kernels]", "kernels"),  # a misspelt table is an unknown key
+        ("[data]", "[dataset]", "dataset"),
+        ('name = "tiny"', 'name = "tiny"\ncolour = "red"', "colour"),
+    ],
+)
+def test_bad_file_names_the_key(tmp_path, old, new, key):
+    assert old in GOOD
+    path = write(tmp_path, GOOD.replace(old, new))
+    with pytest.raises(ValueError, match=rf"key '{key}'") as info:
+        load_instance(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "extra, key",
+    [
+        ('[validate]\nmethods = ["nope"]', "validate.methods"),
+        ('[validate]\nmethods = "admm"', "validate.methods"),
+        ('[validate]\nreference_solver = "MOSEK"', "validate.reference_solver"),
+        ("[validate]\ntol_objective = -1.0", "validate.tol_objective"),
+        ("[validate]\ntol_residual = true", "validate.tol_residual"),
+        ("[validate]\ntolerance = 1e-6", "validate.tolerance"),
+        ("[options.nope]\ntol = 1e-8", "options.nope"),
+        ("[options]\nadmm = 3", "options.admm"),
+        ("[parameters]\nunknown_argument = 1", "parameters"),
+    ],
+)
+def test_bad_validation_settings_name_the_key(tmp_path, extra, key):
+    with pytest.raises(ValueError, match=rf"key '{key}'"):
+        load_instance(write(tmp_path, GOOD + "\n" + extra + "\n"))
+
+
+def test_missing_table(tmp_path):
+    text = GOOD[: GOOD.index("[kernel]")]
+    with pytest.raises(ValueError, match=r"key 'kernel': missing table \[kernel\]"):
+        load_instance(write(tmp_path, text))
+
+
+def test_invalid_toml(tmp_path):
+    path = write(tmp_path, GOOD + "\nthis is not toml\n")
+    with pytest.raises(ValueError, match="invalid TOML") as info:
+        load_instance(path)
+    assert str(path) in str(info.value)
+
+
+def test_unknown_dataset_lists_the_valid_ones(tmp_path):
+    with pytest.raises(ValueError, match=r"'mnist'.*iris"):
+        load_instance(write(tmp_path, GOOD.replace('"iris"', '"mnist"')))
+
+
+# -- extensibility: other families plug in without touching the loader --------------------------
+class _Scaled(FrobeniusDS):
+    """Takes a constructor keyword (set through [parameters])."""
+
+    def __init__(self, K, scale=1.0):
+        super().__init__(np.asarray(K) * scale)
+        self.scale = scale
+
+
+class _FromCatalogue(FrobeniusDS):
+    """Builds itself from the whole file, with a table of its own."""
+
+    @classmethod
+    def from_catalogue(cls, K, X, y, table):
+        inst = cls(K)
+        inst.seen = (X.shape, y.shape, table["labels"]["n_clusters"])
+        return inst
+
+
+@pytest.fixture
+def fake_family(monkeypatch):
+    module = types.ModuleType("cvxclust.fakefam")
+    module.Scaled, module.FromCatalogue = _Scaled, _FromCatalogue
+    monkeypatch.setitem(sys.modules, "cvxclust.fakefam", module)
+    return module
+
+
+def test_parameters_reach_the_constructor(tmp_path, fake_family):
+    text = GOOD.replace("ssc.FrobeniusDS", "fakefam.Scaled") + "\n[parameters]\nscale = 0.5\n"
+    inst = load_instance(write(tmp_path, text))
+    assert isinstance(inst.relaxation, _Scaled) and inst.relaxation.scale == 0.5
+
+
+def test_from_catalogue_hook(tmp_path, fake_family):
+    text = GOOD.replace("ssc.FrobeniusDS", "fakefam.FromCatalogue") + "\n[labels]\nn_clusters = 3\n"
+    inst = load_instance(write(tmp_path, text))
+    assert inst.relaxation.seen == ((12, 4), (12,), 3)
+
+
+def test_find_problem_files(tmp_path):
+    a = write(tmp_path, GOOD, "b.toml")
+    b = write(tmp_path, GOOD, "a.toml")
+    write(tmp_path, "ignored", "notes.txt")
+    assert find_problem_files([tmp_path]) == [b, a]
+    assert find_problem_files([a, tmp_path]) == [a, b]  # no duplicates
+    with pytest.raises(FileNotFoundError, match="missing"):
+        find_problem_files([tmp_path / "missing"])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="no problem files"):
+        find_problem_files([empty])
