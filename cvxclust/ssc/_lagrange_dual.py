@@ -70,14 +70,16 @@ def ld_ssc2(
     max_iter: int = 10_000,
     time_limit: float = np.inf,
     memory: int = 10,
+    restarts: int = 5,
     partial_eig: bool = True,
     verbose: bool = False,
 ):
     """LD-SSC2 (Algorithm 2): L-BFGS-B on (15) jointly over Q >= 0 (n^2 bounds) and u.
 
     Stops when the relative duality gap, the row-sum error and the negative entries of the
-    recovered F are all below ``tol`` (checked at every L-BFGS-B iteration), or when
-    L-BFGS-B itself stops (then status ``"stalled"``).
+    recovered F are all below ``tol`` (checked at every L-BFGS-B iteration).  When L-BFGS-B
+    stops by itself first, it is restarted from its last point up to ``restarts`` times, then
+    the status is ``"stalled"``.
     """
     K, n = relaxation.K, relaxation.n
     oracle = _DualOracle(K, partial_eig)
@@ -96,12 +98,19 @@ def ld_ssc2(
             raise StopIteration
 
     lower = np.concatenate([np.zeros(n * n), np.full(n, -np.inf)])
-    x0 = np.zeros(n * n + n)
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=Bounds(lower, np.inf), callback=callback,
-                   options={"maxiter": max_iter, "maxcor": memory, "ftol": 0.0, "gtol": 0.0, "maxfun": 10 * max_iter})
-    if monitor.status is None:
+    x = np.zeros(n * n + n)
+    # L-BFGS-B ends by itself when its line search can make no more progress in floating
+    # point; restarting from the last point with a fresh memory usually gets further.
+    for _ in range(1 + restarts):
+        res = minimize(fun, x, jac=True, method="L-BFGS-B", bounds=Bounds(lower, np.inf), callback=callback,
+                       options={"maxiter": max_iter, "maxcor": memory, "ftol": 0.0, "gtol": 0.0,
+                                "maxfun": 10 * max_iter})
+        x = res.x
+        if monitor.status is not None:
+            break
+    else:
         monitor.stalled()
-    theta, *_ = oracle(res.x[: n * n].reshape(n, n), res.x[n * n :])
+    theta, *_ = oracle(x[: n * n].reshape(n, n), x[n * n :])
     return relaxation.make_result(oracle.primal(), status=monitor.status, method="ld-ssc2",
                                   iterations=monitor.iterations, time=monitor.elapsed,
                                   dual_bound=oracle.dual_bound(theta), history=monitor.history)
