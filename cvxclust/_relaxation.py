@@ -109,8 +109,9 @@ class Relaxation(ABC):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        # each subclass owns a copy: registering on a subclass never leaks to its parent
-        cls._solvers = dict(cls._solvers)
+        # each class owns its registry and starts empty: a subclass that changes the problem
+        # must not inherit solvers written for its parent; it registers the ones that apply
+        cls._solvers = {}
 
     # -- the statement -------------------------------------------------------------------
     @abstractmethod

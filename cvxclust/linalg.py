@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["project_psd", "PSDProjector"]
+__all__ = ["project_psd", "project_simplex", "PSDProjector"]
 
 
 def project_psd(A: np.ndarray) -> np.ndarray:
@@ -14,6 +14,23 @@ def project_psd(A: np.ndarray) -> np.ndarray:
     keep = w > 0
     Vp = V[:, keep] * np.sqrt(w[keep])
     return Vp @ Vp.T
+
+
+def project_simplex(v: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """Euclidean projection of the vector ``v`` onto ``{x >= 0, sum(x) = total}``.
+
+    Sort-based algorithm of Held, Wolfe & Crowder (1974) / Duchi et al. (2008):
+    ``x = max(v - theta, 0)`` with the threshold ``theta`` found from the sorted values.
+    """
+    if total <= 0:
+        raise ValueError(f"total must be positive, got {total!r}")
+    v = np.asarray(v, dtype=float)
+    u = np.sort(v)[::-1]
+    cumulative = np.cumsum(u) - total
+    index = np.arange(1, len(u) + 1)
+    rho = np.nonzero(u - cumulative / index > 0)[0][-1]
+    theta = cumulative[rho] / (rho + 1)
+    return np.maximum(v - theta, 0.0)
 
 
 class PSDProjector:

@@ -5,9 +5,10 @@ Source: Y. Yan, C. Shen, H. Wang, "Efficient semidefinite spectral clustering vi
 duality", IEEE TIP 2014 (equation numbers in docstrings are that paper's).
 """
 
-from . import _admm, _lagrange_dual  # noqa: F401  (register the solvers)
+from . import _lagrange_dual  # noqa: F401  (registers LD-SSC1/2 and successive projections)
+from ._admm import admm
 from ._estimator import SemidefiniteSpectralClustering
 from ._normalize import NORMALIZATIONS, normalize
 from ._relaxations import FrobeniusDS, FrobeniusPSD
 
-__all__ = ["FrobeniusDS", "FrobeniusPSD", "NORMALIZATIONS", "SemidefiniteSpectralClustering", "normalize"]
+__all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "NORMALIZATIONS", "SemidefiniteSpectralClustering", "normalize"]

@@ -42,7 +42,7 @@ def admm(
     time_limit: float = np.inf,
     rho: float = 1.0,
     alpha: float = 1.6,
-    mu: float = 10.0,
+    mu: float = 3.0,
     adapt_every: int = 5,
     bound_every: int = 25,
     check_every: int = 5,
