@@ -21,7 +21,11 @@ def check_positive(value, name: str, *, allow_inf: bool = False) -> None:
 
 def check_choice(value, name: str, choices) -> None:
     """Raise unless ``value`` is one of ``choices``."""
-    if value not in choices:
+    try:
+        known = value in choices
+    except TypeError:  # unhashable values against dict/set choices
+        known = False
+    if not known:
         raise ValueError(f"Unknown {name} {value!r}; valid values are {sorted(choices)}")
 
 

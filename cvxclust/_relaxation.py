@@ -172,6 +172,11 @@ class Relaxation(ABC):
         """
         if method == "auto":
             method = self.default_method
+            if method != "reference" and method not in self._solvers:
+                raise ValueError(
+                    f"{self.name} has no solver registered for its default method {method!r}: register one "
+                    f"with {type(self).__name__}.register_solver({method!r}, func) or use one of {self.methods()}"
+                )
         if method == "reference":
             return solve_reference(self, **options)
         try:

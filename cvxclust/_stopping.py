@@ -20,7 +20,7 @@ import warnings
 from sklearn.exceptions import ConvergenceWarning
 from tqdm.auto import tqdm
 
-from ._checks import check_positive
+from ._checks import check_int_range, check_positive
 
 STOP_REASONS = {
     "optimal": "stopping tolerances met",
@@ -39,7 +39,7 @@ class IterationMonitor:
 
     def __init__(self, method: str, *, tol: float, max_iter: int, time_limit: float, verbose: bool = False):
         check_positive(tol, "tol")
-        check_positive(max_iter, "max_iter")
+        check_int_range(max_iter, "max_iter", 1)
         check_positive(time_limit, "time_limit", allow_inf=True)
         self.method = method
         self.tol = float(tol)

@@ -28,6 +28,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import cvxpy as cp
 import matplotlib
@@ -106,6 +107,7 @@ def main(argv=None) -> int:
         ax.set_title(title)
         ax.set_axis_off()
     fig.tight_layout()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=100)
     print(f"figure written to {args.out}")
     return 0 if report.passed else 1

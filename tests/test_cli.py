@@ -149,6 +149,7 @@ def test_a_method_that_raises_fails_its_check_only(tmp_path, monkeypatch, capsys
     def explode(relaxation, **options):
         raise FloatingPointError("boom")
 
+    Broken.register_solver("admm", FrobeniusDS._solvers["admm"])
     Broken.register_solver("explode", explode)
     module = types.ModuleType("cvxclust.fakecli")
     module.Broken = Broken

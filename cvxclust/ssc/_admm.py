@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_positive
+from .._checks import check_int_range, check_positive
 from .._stopping import IterationMonitor
 from ._relaxations import FrobeniusDS, FrobeniusPSD, _NearestDoublyStochastic
 
@@ -42,7 +42,7 @@ def admm(
     time_limit: float = np.inf,
     rho: float = 1.0,
     alpha: float = 1.6,
-    mu: float = 3.0,
+    mu: float = 10.0,
     adapt_every: int = 5,
     bound_every: int = 25,
     check_every: int = 5,
@@ -70,7 +70,10 @@ def admm(
         Show a progress bar.
     """
     check_positive(rho, "rho")
-    if not 0 < alpha < 2:
+    check_positive(mu, "mu")
+    for value, name in [(adapt_every, "adapt_every"), (bound_every, "bound_every"), (check_every, "check_every")]:
+        check_int_range(value, name, 1)
+    if not isinstance(alpha, (int, float)) or not 0 < alpha < 2:
         raise ValueError(f"alpha must lie in (0, 2), got {alpha!r}")
     K = relaxation.K
     project = relaxation.projector(partial=partial_eig)

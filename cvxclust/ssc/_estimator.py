@@ -12,6 +12,7 @@ from .._checks import check_choice, check_n_clusters
 from ..kernels import affinity
 from ..rounding import round_labels
 from ._normalize import NORMALIZATIONS, normalize
+from ._relaxations import FrobeniusDS, FrobeniusPSD
 
 __all__ = ["SemidefiniteSpectralClustering"]
 
@@ -112,6 +113,8 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         self.affinity_matrix_ = affinity(X, self.affinity, **params)
         options = {}
         if self.normalization in ("frobenius", "frobenius-psd"):
+            relaxation = FrobeniusPSD if self.normalization == "frobenius-psd" else FrobeniusDS
+            check_choice(self.solver, "solver", ["auto", *relaxation.methods()])
             options = {"solver": self.solver, **(self.solver_options or {})}
         elif self.solver_options:
             options = dict(self.solver_options)

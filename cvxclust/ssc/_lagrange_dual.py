@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import Bounds, minimize
 
+from .._checks import check_int_range
 from .._stopping import IterationMonitor
 from ._relaxations import FrobeniusDS, FrobeniusPSD, project_row_sums
 from ..linalg import PSDProjector
@@ -81,11 +82,13 @@ def ld_ssc2(
     stops by itself first, it is restarted from its last point up to ``restarts`` times, then
     the status is ``"stalled"``.
     """
+    check_int_range(memory, "memory", 1)
+    check_int_range(restarts, "restarts", 0)
     K, n = relaxation.K, relaxation.n
     oracle = _DualOracle(K, partial_eig)
     monitor = IterationMonitor("ld-ssc2", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
     iterations = iter(monitor)
-    next(iterations)
+    next(iterations, None)  # None: a limit hit before the first iteration (status set)
 
     def fun(x):
         theta, gQ, gu = oracle(x[: n * n].reshape(n, n), x[n * n :])
@@ -132,6 +135,7 @@ def ld_ssc1(
     fixed), then sets ``Z = P_+`` and ``Q = thr_{>=0}(-(Z + M + K))`` (17).  Stops on the same
     test as :func:`ld_ssc2`.
     """
+    check_int_range(inner_iter, "inner_iter", 1)
     K, n = relaxation.K, relaxation.n
     oracle = _DualOracle(K, partial_eig)
     monitor = IterationMonitor("ld-ssc1", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
@@ -176,6 +180,7 @@ def successive_projections(
     monitor = IterationMonitor("successive-projections", tol=tol, max_iter=max_iter, time_limit=time_limit,
                                verbose=verbose)
     Y, q = K.copy(), np.zeros_like(K)
+    X = project_row_sums(Y)  # returned as is if a limit stops the loop before its first pass
     bound = -np.inf
     for it in monitor:
         X = project_row_sums(Y)

@@ -1,0 +1,292 @@
+"""Every registered scalable solver of FrobeniusPSD (SDP (7)) and FrobeniusDS (QP (6)) against
+the cvxpy reference (Clarabel), parametrised over the registry: a solver is tested the moment
+it is registered (pymanopt style)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import StandardScaler
+
+import cvxclust
+from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
+from ssc_helpers import INSTANCES, data, instance_id, kernel, reference
+
+RELAXATIONS = (FrobeniusPSD, FrobeniusDS)
+SCALABLE = [
+    pytest.param(cls, method, id=f"{cls.name}-{method}")
+    for cls in RELAXATIONS
+    for method in cls.methods()
+    if method != "reference"
+]
+
+TOL = 1e-6
+
+
+def relative(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
+def check_history(result):
+    """History rows carry the monitor's keys and the solver's figures; a bound is recorded."""
+    assert result.history, "history must not be empty"
+    for row in result.history:
+        assert {"iteration", "time", "objective"} <= set(row), sorted(row)
+        assert np.isfinite(row["objective"])
+    iterations = [row["iteration"] for row in result.history]
+    assert iterations == sorted(iterations)
+    assert iterations[-1] <= result.iterations
+    with_bound = [row for row in result.history if "dual_bound" in row]
+    assert with_bound, "no dual bound recorded in the history"
+    assert all("relative_gap" in row for row in with_bound)
+
+
+def check_against_reference(result, ref, method: str, psd: bool, K):
+    assert result.status == "optimal", result
+    assert result.method == method
+    assert result.iterations >= 1
+    assert result.time >= 0
+    n = ref.X.shape[0]
+    assert result.X.shape == (n, n)
+    expected = {"row_sums", "symmetry", "nonnegativity"} | ({"psd"} if psd else set())
+    assert set(result.residuals) == expected
+    for key, value in result.residuals.items():
+        assert value <= TOL, f"residual {key} = {value:.2e}"
+    assert relative(result.objective, ref.objective) <= TOL
+    # the reported objective is 1/2 ||X - K||_F^2 of the returned point
+    assert result.objective == pytest.approx(0.5 * np.sum((result.X - K) ** 2), rel=1e-12)
+    # certified lower bound: never above the optimum (up to the reference's accuracy) ...
+    assert result.dual_bound is not None
+    assert result.dual_bound <= ref.objective + TOL * abs(ref.objective)
+    # ... and tight
+    assert result.relative_gap is not None and result.relative_gap <= TOL
+    assert result.duality_gap == pytest.approx(abs(result.objective - result.dual_bound))
+    # same point as the reference: the objective is 1-strongly convex, so a gap of
+    # ~1e-8 |f| allows a distance of ~1e-4 ||X|| at most
+    assert np.linalg.norm(result.X - ref.X) <= 1e-3 * np.linalg.norm(ref.X)
+    check_history(result)
+
+
+@pytest.mark.parametrize("instance", INSTANCES, ids=instance_id)
+@pytest.mark.parametrize(("cls", "method"), SCALABLE)
+def test_scalable_solver_matches_reference(cls, method, instance):
+    K = kernel(*instance)
+    ref = reference(cls.name, *instance)
+    assert ref.status == "optimal"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # the defaults must converge
+        result = cls(K).solve(method)
+    check_against_reference(result, ref, method, psd=cls.psd, K=K)
+
+
+@pytest.mark.parametrize("instance", INSTANCES, ids=instance_id)
+@pytest.mark.parametrize("cls", RELAXATIONS, ids=lambda c: c.name)
+def test_reference_is_feasible_with_tight_dual_bound(cls, instance):
+    ref = reference(cls.name, *instance)
+    assert ref.method == "reference-clarabel"
+    assert ref.max_residual <= 1e-8
+    assert ref.dual_bound is not None
+    # dual_bound_from_reference: the dual values of F >= 0 certify the objective
+    assert relative(ref.dual_bound, ref.objective) <= TOL
+    assert ref.dual_bound <= ref.objective + 1e-8 * abs(ref.objective)
+
+
+@pytest.mark.parametrize("instance", INSTANCES, ids=instance_id)
+def test_psd_optimum_is_above_ds_optimum(instance):
+    """(7) has the smaller feasible set, so its optimum is >= that of (6); for positive
+    semidefinite K the QP solution is often p.s.d. already and the two coincide."""
+    psd, ds = reference("FrobeniusPSD", *instance), reference("FrobeniusDS", *instance)
+    assert psd.objective >= ds.objective - 1e-7 * abs(ds.objective)
+    # the DS solution is p.s.d. exactly when both optima coincide
+    lam_min = np.linalg.eigvalsh(ds.X)[0]
+    if lam_min < -1e-6:
+        assert psd.objective > ds.objective * (1 + 1e-8)
+
+
+def test_auto_is_admm_for_both_relaxations():
+    K = kernel("iris", 40, 1.0)
+    for cls in RELAXATIONS:
+        assert cls.default_method in cls.methods()
+        assert cls(K).solve("auto").method == cls.default_method == "admm"
+
+
+def test_methods_lists_reference_first_and_the_paper_solvers():
+    assert FrobeniusPSD.methods()[0] == FrobeniusDS.methods()[0] == "reference"
+    assert {"admm", "ld-ssc1", "ld-ssc2"} <= set(FrobeniusPSD.methods())
+    assert {"admm", "successive-projections"} <= set(FrobeniusDS.methods())
+    # the dual solvers of (15) need the p.s.d. cone; successive projections are for (6)
+    assert "successive-projections" not in FrobeniusPSD.methods()
+    assert "ld-ssc2" not in FrobeniusDS.methods()
+
+
+@pytest.mark.parametrize("instance", INSTANCES[:2] + INSTANCES[4:5], ids=instance_id)
+def test_plain_successive_projections_is_feasible_but_not_optimal(instance):
+    """Zass-Shashua's alternation without Dykstra's correction converges to *a* doubly
+    stochastic matrix, in general not the nearest one; with the correction it is the nearest."""
+    K = kernel(*instance)
+    ref = reference("FrobeniusDS", *instance)
+    relaxation = FrobeniusDS(K)
+    plain = relaxation.solve("successive-projections", dykstra=False)
+    assert plain.status == "optimal"  # the alternation itself converged
+    assert plain.max_residual <= TOL  # to a feasible doubly stochastic matrix
+    np.testing.assert_allclose(plain.X.sum(axis=1), 1.0, atol=1e-10)
+    np.testing.assert_allclose(plain.X, plain.X.T, atol=1e-12)
+    assert plain.X.min() >= -TOL * plain.X.max()
+    # feasible, so never below the optimum; and clearly above it on these instances
+    assert plain.objective >= ref.objective - TOL * abs(ref.objective)
+    assert relative(plain.objective, ref.objective) > 1e-5
+    assert plain.dual_bound is None  # no multiplier without the correction
+
+    corrected = relaxation.solve("successive-projections", dykstra=True)
+    assert corrected.status == "optimal"
+    assert relative(corrected.objective, ref.objective) <= TOL
+    assert corrected.max_residual <= TOL
+    assert corrected.dual_bound <= ref.objective + TOL * abs(ref.objective)
+    assert corrected.objective < plain.objective
+
+
+def test_ld_ssc2_matches_clarabel_at_n60():
+    """At n = 60 LD-SSC2's default tol = 1e-7 on the recovered primal F = -P_- is below what
+    L-BFGS-B resolves in double precision (it stops on 'relative reduction of f <= eps' with
+    a nonnegativity error of ~2e-7 and reports "stalled"); tol = 1e-6 is certified."""
+    instance = ("iris", 60, 1.0)
+    ref = reference("FrobeniusPSD", *instance)
+    K = kernel(*instance)
+    result = FrobeniusPSD(K).solve("ld-ssc2", tol=1e-6)
+    check_against_reference(result, ref, "ld-ssc2", psd=True, K=K)
+
+
+def test_iris_full_n150_auto_and_ld_ssc2():
+    """The whole of Iris (n = 150).  Clarabel's interior point method needs minutes on the
+    150 x 150 SDP (about 6.5 min measured while writing this test, against 3 s for SCS), so the
+    reference here is SCS at eps = 1e-9, itself checked by its own dual certificate."""
+    instance = ("iris", None, 1.0)
+    K = kernel(*instance)
+    assert K.shape == (150, 150)
+    ref = reference("FrobeniusPSD", *instance, solver="SCS", eps=1e-9)
+    assert ref.status == "optimal" and ref.method == "reference-scs"
+    assert ref.max_residual <= 1e-8
+    assert relative(ref.dual_bound, ref.objective) <= 1e-8
+    relaxation = FrobeniusPSD(K)
+    auto = relaxation.solve("auto")
+    check_against_reference(auto, ref, "admm", psd=True, K=K)
+    # LD-SSC2 reaches a certified 1e-6 (its default 1e-7 on the recovered primal is at the
+    # floating-point floor of the dual at this size; see the report)
+    ld = relaxation.solve("ld-ssc2", tol=1e-6)
+    check_against_reference(ld, ref, "ld-ssc2", psd=True, K=K)
+    # both certificates bracket the same optimum
+    assert max(auto.dual_bound, ld.dual_bound) <= min(auto.objective, ld.objective) + TOL * abs(ref.objective)
+
+
+@pytest.mark.parametrize("cls", RELAXATIONS, ids=lambda c: c.name)
+def test_validate_reports_every_registered_method(cls):
+    instance = ("wine", 30, 1.0)
+    relaxation = cls(kernel(*instance))
+    report = cvxclust.validate(relaxation, name=f"{cls.name} wine30")
+    methods = [m for m in cls.methods() if m != "reference"]
+    assert [c.method for c in report.comparisons] == methods
+    assert set(report.results) == set(methods)
+    assert report.passed, report.to_markdown()
+    assert report.reference.method == "reference-clarabel"
+    for c in report.comparisons:
+        assert c.passed and not c.failures
+        assert c.status == "optimal"
+        assert c.objective_gap <= TOL
+        assert c.max_residual <= TOL
+        assert c.solution_distance <= 1e-3
+        assert c.relative_duality_gap is not None and c.relative_duality_gap <= TOL
+        assert c.speedup > 0
+    md = report.to_markdown()
+    assert md.startswith(f"### {cls.name} wine30")
+    for m in methods:
+        assert f"| {m} | optimal |" in md
+    assert "FAIL" not in md
+    payload = json.loads(report.to_json())
+    assert payload == json.loads(json.dumps(report.to_dict()))
+    assert payload["passed"] is True
+    assert payload["name"] == f"{cls.name} wine30"
+    assert [c["method"] for c in payload["comparisons"]] == methods
+    assert payload["reference"]["objective"] == pytest.approx(report.reference.objective, rel=1e-15)
+
+
+def test_validate_fails_plain_successive_projections():
+    """validate() must be able to fail: the plain alternation misses the optimum."""
+    relaxation = FrobeniusDS(kernel("iris", 40, 0.5))
+    report = cvxclust.validate(
+        relaxation,
+        methods=["successive-projections", "admm"],
+        method_options={"successive-projections": {"dykstra": False}},
+    )
+    assert not report.passed
+    by_method = {c.method: c for c in report.comparisons}
+    assert not by_method["successive-projections"].passed
+    assert any("objective gap" in f for f in by_method["successive-projections"].failures)
+    assert by_method["admm"].passed
+    assert "FAIL: objective gap" in report.to_markdown()
+    assert json.loads(report.to_json())["passed"] is False
+
+
+def test_validate_rejects_unknown_method():
+    with pytest.raises(ValueError, match="nope"):
+        cvxclust.validate(FrobeniusDS(kernel("iris", 40, 1.0)), methods=["nope"])
+    with pytest.raises(ValueError, match="reference"):
+        # the reference is run anyway; it is not a scalable method to validate
+        cvxclust.validate(FrobeniusDS(kernel("iris", 40, 1.0)), methods=["reference"])
+
+
+def test_scs_and_clarabel_references_agree():
+    instance = ("iris", 40, 1.0)
+    clarabel = reference("FrobeniusPSD", *instance)
+    scs = reference("FrobeniusPSD", *instance, solver="SCS", eps=1e-9)
+    assert scs.method == "reference-scs"
+    assert relative(scs.objective, clarabel.objective) <= 1e-8
+    assert np.linalg.norm(scs.X - clarabel.X) <= 1e-5 * np.linalg.norm(clarabel.X)
+
+
+def polynomial_kernel():
+    """(a.b + 1)^2 on standardized Iris (n = 60): entries up to ~137, optimum ~6.6e5."""
+    X = StandardScaler().fit_transform(data("iris", 60)[0])
+    return cvxclust.kernels.affinity(X, "polynomial", degree=2)
+
+
+@pytest.mark.parametrize("cls", RELAXATIONS, ids=lambda c: c.name)
+def test_admm_with_mu_10_converges_on_a_polynomial_kernel(cls):
+    K = polynomial_kernel()
+    result = cls(K).solve("admm", mu=10.0)
+    ref = cls(K).solve("reference")
+    assert result.status == "optimal"
+    assert relative(result.objective, ref.objective) <= TOL and result.max_residual <= TOL
+
+
+@pytest.mark.parametrize("cls", RELAXATIONS, ids=lambda c: c.name)
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_default_admm_converges_on_a_polynomial_kernel(cls):
+    result = cls(polynomial_kernel()).solve("admm")
+    assert result.status == "optimal"
+
+
+def test_solutions_are_reproducible():
+    K = kernel("iris", 30, 0.5)
+    for cls in RELAXATIONS:
+        for method in cls.methods()[1:]:
+            a, b = cls(K).solve(method), cls(K).solve(method)
+            np.testing.assert_array_equal(a.X, b.X)
+            assert a.iterations == b.iterations
+
+
+def test_solver_does_not_modify_K():
+    K = np.array(kernel("iris", 40, 0.5))  # writable copy
+    before = K.copy()
+    for cls in RELAXATIONS:
+        relaxation = cls(K)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for method in cls.methods()[1:]:
+                relaxation.solve(method, max_iter=5)
+        np.testing.assert_array_equal(relaxation.K, before)
+    np.testing.assert_array_equal(K, before)
+
