@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+from threadpoolctl import threadpool_limits
 
 __all__ = ["project_psd", "project_simplex", "PSDProjector"]
+
+
+def _eigh_subset(A: np.ndarray, index: tuple[int, int]):
+    # syevr on a few eigenpairs runs faster on one BLAS thread than on two here (measured:
+    # n = 1000, 20 pairs, 0.05 s vs 0.14 s), unlike the full divide-and-conquer eigh
+    with threadpool_limits(limits=1, user_api="blas"):
+        return sla.eigh(A, subset_by_index=index, driver="evr", check_finite=False)
 
 
 def project_psd(A: np.ndarray) -> np.ndarray:
@@ -46,7 +54,7 @@ class PSDProjector:
 
     def __init__(self, n: int, *, partial: bool = True, switch_fraction: float = 0.25):
         self.n = n
-        self.partial = partial and n >= 100
+        self.partial = partial and n >= 300  # below that a full eigh is as fast
         self.switch = switch_fraction * n
         self.n_positive: int | None = None
         self.full_calls = 0
@@ -59,7 +67,7 @@ class PSDProjector:
             m = small + max(8, small // 4)
             if m < self.switch:
                 if n - n_pos <= n_pos:  # few negative eigenvalues: A_+ = A - A_-
-                    w, V = sla.eigh(A, subset_by_index=(0, m - 1), driver="evr", check_finite=False)
+                    w, V = _eigh_subset(A, (0, m - 1))
                     if w[-1] >= 0:
                         neg = w < 0
                         self.n_positive = n - int(neg.sum())
@@ -67,7 +75,7 @@ class PSDProjector:
                         Vn = V[:, neg] * np.sqrt(-w[neg])
                         return A + Vn @ Vn.T
                 else:
-                    w, V = sla.eigh(A, subset_by_index=(n - m, n - 1), driver="evr", check_finite=False)
+                    w, V = _eigh_subset(A, (n - m, n - 1))
                     if w[0] <= 0:
                         pos = w > 0
                         self.n_positive = int(pos.sum())

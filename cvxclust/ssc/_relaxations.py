@@ -130,14 +130,15 @@ class FrobeniusPSD(_NearestDoublyStochastic):
 
     def projector(self, partial: bool = True):
         n = self.n
-        e = np.full(n, 1.0 / np.sqrt(n))
         project_psd = PSDProjector(n, partial=partial)
 
         def project(Y):
-            # J Y J with J = I - e e^T, then add back e e^T = 11^T / n
-            Ye = Y @ e
-            JYJ = Y - np.outer(Ye, e) - np.outer(e, Ye) + (e @ Ye) * np.outer(e, e)
-            F = project_psd((JYJ + JYJ.T) / 2)
+            # J Y J with J = I - 11^T/n (double centering), then add back e e^T = 11^T / n
+            r = Y.mean(axis=1)
+            JYJ = Y - r[:, None]
+            JYJ -= r[None, :]
+            JYJ += r.mean()
+            F = project_psd(JYJ)
             F += 1.0 / n
             return F
 
