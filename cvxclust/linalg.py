@@ -52,9 +52,15 @@ class PSDProjector:
     full decomposition.
     """
 
-    def __init__(self, n: int, *, partial: bool = True, switch_fraction: float = 0.25):
+    #: below this size a full eigh is as fast as a partial one (measured, see benchmarks/)
+    min_partial_size = 300
+
+    def __init__(self, n: int, *, partial: bool = True, switch_fraction: float = 0.25,
+                 min_partial_size: int | None = None):
         self.n = n
-        self.partial = partial and n >= 300  # below that a full eigh is as fast
+        if min_partial_size is not None:
+            self.min_partial_size = min_partial_size
+        self.partial = partial and n >= self.min_partial_size
         self.switch = switch_fraction * n
         self.n_positive: int | None = None
         self.full_calls = 0

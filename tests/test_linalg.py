@@ -104,7 +104,7 @@ def test_project_psd_simple_cases():
 def test_projector_matches_project_psd_small(As, partial):
     n = As[0].shape[0]
     As = [A for A in As if A.shape[0] == n] or As[:1]
-    projector = PSDProjector(n, partial=partial)
+    projector = PSDProjector(n, partial=partial, min_partial_size=64)
     assert not projector.partial  # the partial path needs n >= 100
     for A in As:
         np.testing.assert_allclose(projector(A), project_psd(A), atol=tol(A))
@@ -126,7 +126,7 @@ def test_projector_partial_path_on_nearby_matrices(n, n_small, negative_side, se
     call every call takes the partial path, and each result is the exact projection."""
     n_negative = n_small if negative_side else n - n_small
     A0 = spectrum_matrix(n, n_negative, seed)
-    projector = PSDProjector(n, partial=True)
+    projector = PSDProjector(n, partial=True, min_partial_size=64)
     assert projector.partial
     for k in range(steps):
         A = A0 + perturbation(n, seed + k + 1, size)
@@ -143,7 +143,7 @@ def test_projector_partial_path_on_nearby_matrices(n, n_small, negative_side, se
 def test_projector_is_exact_whatever_the_sequence(n, counts, seed):
     """Arbitrary jumps of the spectral split: the partial path either applies or falls back to
     the full decomposition, and the result is always the projection."""
-    projector = PSDProjector(n, partial=True)
+    projector = PSDProjector(n, partial=True, min_partial_size=64)
     for k, count in enumerate(counts):
         A = spectrum_matrix(n, min(count, n), seed + k, gap=1e-3)
         np.testing.assert_allclose(projector(A), truncate(A), atol=tol(A))
@@ -163,7 +163,7 @@ def test_projector_partial_false_always_full():
 
 def test_projector_fallback_when_split_moves():
     n = 120
-    projector = PSDProjector(n, partial=True)
+    projector = PSDProjector(n, partial=True, min_partial_size=64)
     projector(spectrum_matrix(n, 3, 0))  # full; next block holds 3 + 8 = 11 eigenpairs
     A = spectrum_matrix(n, 20, 1)  # 20 negative: the block does not reach zero
     np.testing.assert_allclose(projector(A), truncate(A), atol=tol(A))
@@ -175,7 +175,7 @@ def test_projector_semidefinite_inputs():
     n = 100
     G = np.random.default_rng(1).standard_normal((n, 10))
     psd = G @ G.T  # rank 10: 90 zero eigenvalues computed as +-1e-15
-    projector = PSDProjector(n, partial=True)
+    projector = PSDProjector(n, partial=True, min_partial_size=64)
     for _ in range(3):
         np.testing.assert_allclose(projector(psd), psd, atol=tol(psd))
         np.testing.assert_allclose(projector(-psd), 0.0, atol=tol(psd))

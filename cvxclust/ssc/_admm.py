@@ -111,6 +111,7 @@ def admm(
         negativity = max(0.0, -F.min()) / max(np.abs(F).max(), 1e-300)
         row["nonnegativity"] = negativity
         small = negativity < tol
+        gap = np.inf  # only a gap certified at this very iterate may stop the solver
         if (small and it % check_every == 0) or it % bound_every == 0:
             bound = max(bound, relaxation.dual_value(-rho * U, project_bound))
             gap = abs(objective - bound) / max(abs(objective), 1e-12)

@@ -62,6 +62,8 @@ class RecordingProjector(_relaxations.PSDProjector):
 def recording(monkeypatch):
     RecordingProjector.instances = []
     monkeypatch.setattr(_relaxations, "PSDProjector", RecordingProjector)
+    # exercise the partial path on matrices small enough for a cvxpy comparison
+    monkeypatch.setattr(RecordingProjector, "min_partial_size", 100)
     return RecordingProjector.instances
 
 
