@@ -56,7 +56,7 @@ class IterationMonitor:
         return time.perf_counter() - self._start
 
     def __iter__(self):
-        self._start = time.perf_counter()
+        # the clock started at construction: set-up work before the loop counts too
         for it in range(self.max_iter):
             if self.elapsed > self.time_limit:
                 self._stop("time_limit")
