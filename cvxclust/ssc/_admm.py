@@ -100,7 +100,7 @@ def admm(
         # identifies most of the active set of F >= 0 and a good rho at O(n^2) per iteration
         for warm_iterations in range(1, max_iter + 1):
             _, G, U, r_primal, r_dual = _step(K, G, U, rho, alpha, project_row_sums)
-            if max(r_primal, r_dual) < tol:
+            if max(r_primal, r_dual) < tol or monitor.elapsed > time_limit:
                 break
             rho, U = _balance(warm_iterations, rho, U, r_primal, r_dual, mu, adapt_every)
     X = G
@@ -128,10 +128,9 @@ def admm(
             # stop on a gap certified at this very iterate: the exactly feasible X if it is
             # close enough, else F once its negative entries are below tol too
             if gap_feasible < tol or (negativity < tol and gap < tol):
+                X = X if gap_feasible < tol else F
                 monitor.record(**row)
                 monitor.converged()
-                if gap_feasible >= tol:
-                    X = F
                 break
         monitor.record(**row)
         X = F
