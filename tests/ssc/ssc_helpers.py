@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
 from sklearn.preprocessing import StandardScaler
 
 from cvxclust.datasets import load_dataset
@@ -50,3 +51,13 @@ def reference(cls_name: str, name: str, n_samples: int | None, factor: float, so
     """The cvxpy reference result of FrobeniusPSD / FrobeniusDS on an instance (solved once)."""
     cls = {"FrobeniusPSD": FrobeniusPSD, "FrobeniusDS": FrobeniusDS}[cls_name]
     return cls(kernel(name, n_samples, factor)).solve("reference", solver=solver, eps=eps)
+
+
+# every relaxation with every registered scalable method: a new solver is tested once registered
+RELAXATIONS = (FrobeniusPSD, FrobeniusDS)
+SCALABLE = [
+    pytest.param(cls, method, id=f"{cls.name}-{method}")
+    for cls in RELAXATIONS
+    for method in cls.methods()
+    if method != "reference"
+]

@@ -10,16 +10,9 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import cvxclust
-from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
-from ssc_helpers import kernel
+from cvxclust.ssc import FrobeniusPSD
+from ssc_helpers import RELAXATIONS, SCALABLE, kernel
 
-RELAXATIONS = (FrobeniusPSD, FrobeniusDS)
-SCALABLE = [
-    pytest.param(cls, method, id=f"{cls.name}-{method}")
-    for cls in RELAXATIONS
-    for method in cls.methods()
-    if method != "reference"
-]
 
 
 @pytest.fixture(scope="module")

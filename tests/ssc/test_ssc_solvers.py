@@ -14,15 +14,8 @@ from sklearn.preprocessing import StandardScaler
 
 import cvxclust
 from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
-from ssc_helpers import INSTANCES, data, instance_id, kernel, reference
+from ssc_helpers import RELAXATIONS, SCALABLE, INSTANCES, data, instance_id, kernel, reference
 
-RELAXATIONS = (FrobeniusPSD, FrobeniusDS)
-SCALABLE = [
-    pytest.param(cls, method, id=f"{cls.name}-{method}")
-    for cls in RELAXATIONS
-    for method in cls.methods()
-    if method != "reference"
-]
 
 TOL = 1e-6
 
