@@ -1,0 +1,290 @@
+"""The catalogue of validation instances: one TOML file per instance in ``problems/``.
+
+Catalogue format
+----------------
+One TOML file per instance (``problems/*.toml``)::
+
+    name = "ssc-psd-iris-60"                 # required; names the table and the plot file
+    description = "..."                      # optional
+    relaxation = "ssc.FrobeniusPSD"          # required: cvxclust.<family>.<Class>
+
+    [parameters]                             # optional: keyword arguments of Class(K, ...)
+    # n_clusters = 3
+
+    [data]                                   # required
+    dataset = "iris"                         # required: a cvxclust.datasets.load_dataset name
+    n_samples = 60                           # optional (default: every sample)
+    standardize = false                      # optional: sklearn StandardScaler first
+    random_state = 0                         # optional: seeds the stratified subset
+
+    [kernel]                                 # required
+    kind = "rbf"                             # required: a cvxclust.kernels.affinity kind
+    delta = 1.0                              # kind-specific parameters (omit delta: median width)
+
+    [validate]                               # optional
+    methods = []                             # [] or missing: every registered scalable method
+    reference_solver = "CLARABEL"            # or "SCS"
+    tol_objective = 1e-6
+    tol_residual = 1e-6
+    tol_solution = 1e-3                      # optional; missing: reported, not judged
+
+    [options.admm]                           # optional keyword options, per method
+    tol = 1e-8
+    [options.reference]                      # ... and for the cvxpy reference (e.g. eps)
+
+The relaxation is built as ``Class(K, **parameters)``.  A relaxation that needs more than the
+kernel matrix defines a classmethod ``from_catalogue(K, X, y, table)`` (``table``: the whole
+parsed file) and is built by it instead; such a class may then also read top-level keys of its
+own, which are otherwise rejected.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+from ._relaxation import REFERENCE_SOLVERS, Relaxation
+from .validation import ValidationReport, validate
+
+__all__ = ["Instance", "load_instance", "find_problem_files", "resolve_relaxation"]
+
+
+#: Keys a problem file may hold, per table ("" is the top level).
+_TOP_KEYS = {"name", "description", "relaxation", "parameters", "data", "kernel", "validate", "options"}
+_DATA_KEYS = {"dataset", "n_samples", "standardize", "random_state"}
+_VALIDATE_KEYS = {"methods", "reference_solver", "tol_objective", "tol_residual", "tol_solution"}
+_DEFAULT_TOLERANCES = {"tol_objective": 1e-6, "tol_residual": 1e-6, "tol_solution": None}
+
+
+# --------------------------------------------------------------------------------------------
+# the catalogue
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Instance:
+    """One validation instance of the catalogue.
+
+    Attributes
+    ----------
+    name : str
+        Its name (the heading of its table, the name of its plot file).
+    relaxation : Relaxation
+        The relaxation built from the data.
+    methods : list of str
+        Scalable methods to validate (every registered one when the file lists none).
+    validate_kwargs : dict
+        Keyword arguments of :func:`cvxclust.validate` besides ``methods`` and ``name``:
+        ``reference_solver``, ``reference_options``, ``method_options``, ``tol_objective``,
+        ``tol_residual``, ``tol_solution``.
+    description : str
+        Free text from the file.
+    path : Path or None
+        The file it was loaded from.
+    """
+
+    name: str
+    relaxation: Relaxation
+    methods: list[str]
+    validate_kwargs: dict = field(default_factory=dict)
+    description: str = ""
+    path: Path | None = None
+
+    def run(self, methods: list[str] | None = None, *, reference_solver: str | None = None) -> ValidationReport:
+        """Validate: the reference, then each method (``methods`` overrides :attr:`methods`)."""
+        kwargs = dict(self.validate_kwargs)
+        if reference_solver is not None:
+            kwargs["reference_solver"] = reference_solver
+        return validate(self.relaxation, self.methods if methods is None else list(methods), name=self.name, **kwargs)
+
+
+def _fail(path, key: str, message: str) -> ValueError:
+    return ValueError(f"{path}: key '{key}': {message}")
+
+
+def _table(doc: dict, key: str, path, *, required: bool) -> dict:
+    if key not in doc:
+        if required:
+            raise _fail(path, key, f"missing table [{key}]")
+        return {}
+    value = doc[key]
+    if not isinstance(value, dict):
+        raise _fail(path, key, f"must be a table [{key}], got {value!r}")
+    return value
+
+
+def _value(table: dict, key: str, where: str, path, types, *, required: bool = False, default=None):
+    if key not in table:
+        if required:
+            raise _fail(path, where, "missing")
+        return default
+    value = table[key]
+    # bool is an int in Python; TOML keeps them apart, so do we
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
+        expected = " or ".join(t.__name__ for t in _as_tuple(types))
+        raise _fail(path, where, f"must be of type {expected}, got {value!r}")
+    return value
+
+
+def _as_tuple(types) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _reject_unknown(table: dict, allowed: set[str], prefix: str, path) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        key = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
+        raise _fail(path, key, f"unknown key; valid keys are {sorted(allowed)}")
+
+
+def resolve_relaxation(spec: str, path=None) -> type[Relaxation]:
+    """The class named by ``"family.Class"`` (imported from ``cvxclust.family``)."""
+    family, _, cls_name = spec.rpartition(".")
+    if not family or not cls_name:
+        raise _fail(path, "relaxation", f"must read 'family.Class' (e.g. 'ssc.FrobeniusPSD'), got {spec!r}")
+    try:
+        module = importlib.import_module(f"cvxclust.{family}")
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and not f"cvxclust.{family}".startswith(exc.name):
+            raise  # the family exists but one of its own imports failed: a real error
+        raise _fail(path, "relaxation", f"unknown relaxation {spec!r}: no family cvxclust.{family}") from None
+    cls = getattr(module, cls_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Relaxation)):
+        valid = sorted(
+            name
+            for name in getattr(module, "__all__", dir(module))
+            if isinstance(getattr(module, name, None), type) and issubclass(getattr(module, name), Relaxation)
+        )
+        raise _fail(
+            path, "relaxation", f"unknown relaxation {spec!r}; cvxclust.{family} defines {[f'{family}.{v}' for v in valid]}"
+        )
+    return cls
+
+
+def load_instance(path) -> Instance:
+    """Load one problem file (see the module docstring for the format).
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the key, for invalid TOML, a missing or unknown key, an unknown
+        relaxation, data set, kernel or method, or parameters the data, kernel or relaxation
+        reject.
+    """
+    from . import datasets, kernels  # imported here: the command starts fast
+
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            doc = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: invalid TOML: {exc}") from None
+
+    name = _value(doc, "name", "name", path, str, required=True)
+    description = _value(doc, "description", "description", path, str, default="")
+    spec = _value(doc, "relaxation", "relaxation", path, str, required=True)
+    cls = resolve_relaxation(spec, path)
+    custom = hasattr(cls, "from_catalogue")
+    if not custom:
+        _reject_unknown(doc, _TOP_KEYS, "", path)
+
+    # data
+    data = _table(doc, "data", path, required=True)
+    _reject_unknown(data, _DATA_KEYS, "data", path)
+    dataset = _value(data, "dataset", "data.dataset", path, str, required=True)
+    if dataset not in datasets.DATASETS:
+        raise _fail(path, "data.dataset", f"unknown dataset {dataset!r}; valid datasets are {sorted(datasets.DATASETS)}")
+    n_samples = _value(data, "n_samples", "data.n_samples", path, int)
+    random_state = _value(data, "random_state", "data.random_state", path, int, default=0)
+    standardize = _value(data, "standardize", "data.standardize", path, bool, default=False)
+    try:
+        X, y = datasets.load_dataset(dataset, n_samples, random_state=random_state)
+    except ValueError as exc:
+        raise _fail(path, "data", str(exc)) from None
+    if standardize:
+        from sklearn.preprocessing import StandardScaler
+
+        X = StandardScaler().fit_transform(X)
+
+    # kernel
+    kernel = dict(_table(doc, "kernel", path, required=True))
+    kind = _value(kernel, "kind", "kernel.kind", path, str, required=True)
+    if kind not in kernels.AFFINITIES:
+        raise _fail(path, "kernel.kind", f"unknown kernel {kind!r}; valid kinds are {sorted(kernels.AFFINITIES)}")
+    del kernel["kind"]
+    try:
+        K = kernels.affinity(X, kind, **kernel)
+    except (ValueError, TypeError) as exc:
+        raise _fail(path, "kernel", str(exc)) from None
+
+    # the relaxation
+    parameters = _table(doc, "parameters", path, required=False)
+    try:
+        relaxation = cls.from_catalogue(K, X, y, doc) if custom else cls(K, **parameters)
+    except (ValueError, TypeError) as exc:
+        raise _fail(path, "parameters" if parameters else "relaxation", f"{spec}: {exc}") from None
+
+    # validation settings
+    scalable = [m for m in relaxation.methods() if m != "reference"]
+    settings = _table(doc, "validate", path, required=False)
+    _reject_unknown(settings, _VALIDATE_KEYS, "validate", path)
+    methods = _value(settings, "methods", "validate.methods", path, list, default=[])
+    for m in methods:
+        if m not in scalable:
+            raise _fail(path, "validate.methods", f"unknown method {m!r} for {spec}; valid methods are {scalable}")
+    reference_solver = _value(settings, "reference_solver", "validate.reference_solver", path, str, default="CLARABEL")
+    if reference_solver.upper() not in REFERENCE_SOLVERS:
+        raise _fail(
+            path, "validate.reference_solver", f"unknown solver {reference_solver!r}; valid solvers are {list(REFERENCE_SOLVERS)}"
+        )
+    tolerances = {}
+    for key, default in _DEFAULT_TOLERANCES.items():
+        value = _value(settings, key, f"validate.{key}", path, (int, float), default=default)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise _fail(path, f"validate.{key}", f"must be a positive number, got {value!r}")
+        tolerances[key] = None if value is None else float(value)
+
+    options = _table(doc, "options", path, required=False)
+    for m, opts in options.items():
+        if m not in ("reference", *scalable):
+            raise _fail(path, f"options.{m}", f"unknown method {m!r} for {spec}; valid methods are {['reference', *scalable]}")
+        if not isinstance(opts, dict):
+            raise _fail(path, f"options.{m}", f"must be a table [options.{m}], got {opts!r}")
+    method_options = {m: dict(opts) for m, opts in options.items() if m != "reference"}
+
+    return Instance(
+        name=name,
+        relaxation=relaxation,
+        methods=list(methods) or scalable,
+        validate_kwargs={
+            "reference_solver": reference_solver.upper(),
+            "reference_options": dict(options.get("reference", {})),
+            "method_options": method_options,
+            **tolerances,
+        },
+        description=description,
+        path=path,
+    )
+
+
+def find_problem_files(paths) -> list[Path]:
+    """Problem files named by ``paths``: files as given, folders as every ``*.toml`` inside
+    (sorted); duplicates removed.  Raises ``FileNotFoundError`` for a path that does not exist
+    and ``ValueError`` for a folder without problem files."""
+    files, seen = [], set()
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(p.glob("*.toml"))
+            if not found:
+                raise ValueError(f"{p}: no problem files (*.toml) in this folder")
+        elif p.is_file():
+            found = [p]
+        else:
+            raise FileNotFoundError(f"{p}: no such file or folder")
+        for f in found:
+            if f.resolve() not in seen:
+                seen.add(f.resolve())
+                files.append(f)
+    return files
