@@ -37,7 +37,7 @@ import numpy as np
 
 from .._checks import check_int_range, check_positive
 from .._stopping import IterationMonitor
-from ._relaxations import FrobeniusDS, FrobeniusPSD, _NearestDoublyStochastic, project_row_sums
+from ._relaxations import FrobeniusDS, FrobeniusPSD, _NearestDoublyStochastic, negativity, project_row_sums
 
 
 def admm(
@@ -112,14 +112,14 @@ def admm(
         # barycentre 11^T/n (strictly feasible: entries 1/n > 0) removes them:
         # X = (1 - t) F + t 11^T/n is exactly feasible for t = m / (m + 1/n), m = max(0, -min F).
         m = max(0.0, -F.min())
-        negativity = m / max(np.abs(F).max(), 1e-300)
         t = m / (m + 1.0 / n)
+        negative = negativity(F)
         objective = relaxation.objective(F)
         row = {"objective": objective, "primal_residual": r_primal, "dual_residual": r_dual, "rho": rho,
-               "nonnegativity": negativity}
+               "nonnegativity": negative}
         if it == 0:
             row["warm_start_iterations"] = warm_iterations
-        if (negativity < tol and it % check_every == 0) or it % bound_every == 0:
+        if (negative < tol and it % check_every == 0) or it % bound_every == 0:
             bound = max(bound, relaxation.dual_value(-rho * U, project_bound))
             X = F if t == 0 else (1.0 - t) * F + t / n
             gap_feasible = abs(relaxation.objective(X) - bound) / max(abs(objective), 1e-12)
@@ -127,7 +127,7 @@ def admm(
             row.update(dual_bound=bound, relative_gap=gap, relative_gap_restored=gap_feasible)
             # stop on a gap certified at this very iterate: the exactly feasible X if it is
             # close enough, else F once its negative entries are below tol too
-            if gap_feasible < tol or (negativity < tol and gap < tol):
+            if gap_feasible < tol or (negative < tol and gap < tol):
                 X = X if gap_feasible < tol else F
                 monitor.record(**row)
                 monitor.converged()

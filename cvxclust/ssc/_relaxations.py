@@ -29,6 +29,11 @@ from ._problem import nearest_doubly_stochastic
 __all__ = ["FrobeniusDS", "FrobeniusPSD"]
 
 
+def negativity(X: np.ndarray) -> float:
+    """Relative violation of ``X >= 0``: ``max(0, -min X) / max|X|``."""
+    return float(max(0.0, -X.min()) / max(np.abs(X).max(), 1e-300))
+
+
 class _NearestDoublyStochastic(Relaxation):
     """Shared statement, objective, residuals and dual bound of (6) and (7)."""
 
@@ -51,11 +56,10 @@ class _NearestDoublyStochastic(Relaxation):
         ||X - X^T||_F/||X||_F, ``nonnegativity`` max(0, -min X)/max|X|, and for (7) ``psd``
         max(0, -lambda_min)/max|lambda|."""
         X = np.asarray(X, dtype=float)
-        scale = max(np.abs(X).max(), 1e-300)
         res = {
             "row_sums": float(np.abs(X.sum(axis=1) - 1).max()),
             "symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300)),
-            "nonnegativity": float(max(0.0, -X.min()) / scale),
+            "nonnegativity": negativity(X),
         }
         if self.psd:
             w = np.linalg.eigvalsh((X + X.T) / 2)
