@@ -10,7 +10,8 @@ so the new problem
     minimize 1/2 ||F - K||_F^2   s.t.  F >= 0,  F 1 = 1,  F = F^T,  F >> 0,  tr F = k
 
 is a tighter relaxation of kernel k-means (the Peng-Wei set, with a Frobenius objective).  The
-package's ADMM only needs the projection onto ``C1 = {F >> 0, F 1 = 1, tr F = k}``: writing
+package's ADMM needs the projection onto ``C1 = {F >> 0, F 1 = 1, tr F = k}`` and a way to turn
+an iterate with tiny negative entries into an exactly feasible point (``restore``).  Writing
 ``F = e e^T + B G B^T`` with ``B`` an orthonormal basis of ``e^perp`` (``e = 1/sqrt(n)``),
 ``G >> 0`` and ``tr G = k - 1``, the projection keeps the eigenvectors of ``B^T Y B`` and
 projects its eigenvalues onto the simplex ``{lambda >= 0, sum lambda = k - 1}``.
@@ -76,8 +77,18 @@ class TraceConstrainedPSD(FrobeniusPSD):
 
         return project
 
+    def restore(self, F):  # an exactly feasible point near F (the parent's breaks tr F = k)
+        # P = e e^T + (k-1)/(n-1) J is strictly feasible (positive entries, trace k), so the
+        # smallest t with (1 - t) F + t P >= 0 gives a point of the set
+        n, k = self.n, self.n_clusters
+        P = (k - 1) / (n - 1) * (np.eye(n) - 1.0 / n) + 1.0 / n
+        N = np.maximum(-F, 0.0)
+        t = float(np.max(N / (N + P)))
+        return (1.0 - t) * F + t * P
 
-# the package's ADMM works for any nearest-doubly-stochastic relaxation that supplies projector()
+
+# the package's ADMM works for any nearest-doubly-stochastic relaxation that supplies
+# projector() and restore()
 TraceConstrainedPSD.register_solver("admm", admm)
 
 

@@ -70,6 +70,35 @@ class _NearestDoublyStochastic(Relaxation):
         """A callable ``Y -> Pi_C1(Y)`` for symmetric Y (stateful: reuses spectral splits)."""
         raise NotImplementedError
 
+    def restore(self, F: np.ndarray) -> np.ndarray:
+        """An exactly feasible point near ``F``, for F exactly symmetric with unit row sums (and
+        p.s.d. for (7)) whose only violation is small negative entries, as the iterates of the
+        scalable solvers are.
+
+        With N = max(-F, 0) and d = N 1, ``A = max(F, 0) - Diag(d) = F - L(N)`` moves the mass of
+        every negative entry onto the diagonal: symmetry and row sums are kept, and L(N) is the
+        graph Laplacian of N, so ``lambda_min(A) >= lambda_min(F) - 2 max_i d_i`` (Gershgorin).
+        The identity is doubly stochastic and p.s.d., so ``X = (1 - s) A + s I`` is feasible for
+        the smallest s making X's diagonal nonnegative and, for (7), ``(1 - s)(-2 max d) + s >= 0``.
+        The change is of the order of the negative entries, not n times them as for mixing in
+        the barycentre 11^T/n (measured on ADMM iterates: a 2-16x smaller objective change at
+        n = 40-50, 100-1000x at n = 500).  Subclasses with further constraints override it.
+        """
+        N = np.maximum(-F, 0.0)
+        if not N.any():
+            return F
+        d = N.sum(axis=1)
+        A = np.maximum(F, 0.0)
+        A[np.diag_indices_from(A)] -= d
+        low = min(0.0, float(A.diagonal().min()))
+        if self.psd:
+            low = min(low, -2.0 * float(d.max()))
+        s = -low / (1.0 - low)
+        if s > 0:
+            A *= 1.0 - s
+            A[np.diag_indices_from(A)] += s
+        return A
+
     def dual_value(self, Q, project=None) -> float:
         """The dual function g(Q) above: a lower bound on the optimum for any Q >= 0."""
         Q = np.maximum((Q + Q.T) / 2, 0.0)
