@@ -1,11 +1,13 @@
 """cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them."""
 
-from . import kernels, metrics, rounding, ssc
+from . import cluhsic, kernels, metrics, rounding, ssc, structures
+from .cluhsic import CLUHSIC
 from ._relaxation import ConvergenceWarning, Relaxation, Result
 from .ssc import SemidefiniteSpectralClustering
 from .validation import validate
 
 __all__ = [
+    "CLUHSIC",
     "ConvergenceWarning",
     "Relaxation",
     "Result",
@@ -14,6 +16,8 @@ __all__ = [
     "metrics",
     "rounding",
     "ssc",
+    "cluhsic",
+    "structures",
     "validate",
 ]
 __version__ = "0.1.0"

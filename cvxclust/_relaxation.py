@@ -48,8 +48,8 @@ class Result:
     residuals : dict of str to float
         Relative feasibility violations of ``X`` from :meth:`Relaxation.residuals`.
     dual_bound : float or None
-        A certified bound on the optimal value (a lower bound for minimisation), where the
-        method yields one.
+        A certified bound on the optimal value (a lower bound for minimisation, an upper bound
+        for maximisation), where the method yields one.
     history : list of dict
         Per-iteration figures (objective, residuals, gap, ...) for plots.
     """

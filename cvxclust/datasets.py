@@ -13,8 +13,9 @@ from sklearn import datasets as _skdatasets
 from sklearn.utils import check_random_state
 
 from ._checks import check_choice
+from ._image_sets import objects_by_pose, rotating_object
 
-__all__ = ["load_dataset", "DATASETS", "DIGIT_SHIFTS"]
+__all__ = ["load_dataset", "DATASETS", "DIGIT_SHIFTS", "rotating_object", "objects_by_pose"]
 
 #: Names accepted by :func:`load_dataset`, with the scikit-learn loader of each.
 DATASETS = {

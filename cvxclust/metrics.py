@@ -21,7 +21,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
-__all__ = ["best_mapping", "accuracy", "error_rate", "nmi"]
+__all__ = ["best_mapping", "accuracy", "error_rate", "nmi", "structured_loss"]
 
 
 def _check_labels(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
@@ -169,3 +169,36 @@ def nmi(y_true, y_pred) -> float:
     """
     y_true, y_pred = _check_labels(y_true, y_pred)
     return float(normalized_mutual_info_score(y_true, y_pred))
+
+
+def structured_loss(y_true, y_pred, loss, permutations: Iterable | None = None) -> float:
+    r"""Mean structured loss after the accuracy-maximizing relabeling (the CLUHSIC papers' chain,
+    ring and tree losses).
+
+    .. math:: \frac1n \sum_{i=1}^n \Delta\big(s_i, \pi^*(r_i)\big),
+              \qquad \pi^* = \text{the map of } :func:`best_mapping`
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        Class labels (``0 .. c-1``, indexing ``loss``) and cluster labels.
+    loss : array-like of shape (c, c)
+        ``loss[s, t]``: the cost of predicting class t for class s, e.g.
+        :func:`cvxclust.structures.loss_matrix`.
+    permutations : iterable of array-like, optional
+        As in :func:`accuracy`.  A cluster left unmatched (more clusters than classes) costs the
+        largest entry of ``loss``.
+
+    Returns
+    -------
+    float
+    """
+    y_true, y_pred = _check_labels(y_true, y_pred)
+    loss = np.asarray(loss, dtype=float)
+    if loss.ndim != 2 or loss.shape[0] != loss.shape[1] or y_true.max() >= loss.shape[0]:
+        raise ValueError(f"loss must be a square matrix indexed by the classes of y_true, got shape {loss.shape}")
+    mapping = best_mapping(y_true, y_pred, permutations)
+    worst = float(loss.max())
+    costs = [worst if mapping[r] is None or mapping[r] >= loss.shape[1] else loss[s, mapping[r]]
+             for s, r in zip(y_true.tolist(), y_pred.tolist())]
+    return float(np.mean(costs))

@@ -61,10 +61,15 @@ def test_shipped_names_are_unique():
     assert len(set(names)) == len(names)
 
 
-def test_shipped_catalogue_covers_fsc_and_ssc_on_three_datasets():
-    seen = [(type(inst.relaxation), inst.relaxation.n) for inst in map(load_instance, SHIPPED)]
+def test_shipped_catalogue_covers_fsc_and_ssc_on_three_datasets_and_the_cluhsic_sdp():
+    from cvxclust.cluhsic import CLUHSICSDP
+
+    instances = list(map(load_instance, SHIPPED))
+    seen = [(type(inst.relaxation), inst.relaxation.n) for inst in instances if hasattr(inst.relaxation, "n")]
     for cls in (FrobeniusDS, FrobeniusPSD):
         assert sorted(n for c, n in seen if c is cls) == [60, 60, 80]
+    sdp = [inst.relaxation for inst in instances if isinstance(inst.relaxation, CLUHSICSDP)]
+    assert sorted((r.m, r.c) for r in sdp) == [(12, 3), (15, 3)]
 
 
 # -- what a file sets ----------------------------------------------------------------------

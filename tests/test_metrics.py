@@ -104,3 +104,21 @@ def test_label_errors(func, y_true, y_pred, match):
 def test_permutation_errors(y_pred, perms, match):
     with pytest.raises(ValueError, match=match):
         metrics.accuracy([0, 1, 2], y_pred, permutations=perms)
+
+
+def test_structured_loss_uses_the_admissible_relabeling():
+    """Section 5.3 of the CLUHSIC paper: on a 3-chain, the reversed solution (b) costs 0, the
+    misordered (d) costs the chain distance of its swapped clusters, though both have
+    accuracy 1 under unrestricted matching."""
+    from cvxclust.metrics import structured_loss
+
+    chain_loss = np.abs(np.subtract.outer(np.arange(3), np.arange(3))).astype(float)
+    keep = [np.array([0, 1, 2]), np.array([2, 1, 0])]
+    y = np.array([0, 0, 1, 1, 2, 2])
+    assert structured_loss(y, [2, 2, 1, 1, 0, 0], chain_loss, keep) == 0.0
+    assert structured_loss(y, [0, 0, 2, 2, 1, 1], chain_loss, keep) == pytest.approx(4 / 6)
+    assert structured_loss(y, [0, 0, 2, 2, 1, 1], chain_loss) == 0.0  # Hungarian: any relabeling
+    # an unmatched extra cluster costs the largest loss
+    assert structured_loss(y, [0, 0, 1, 1, 2, 3], chain_loss) == pytest.approx(2 / 6)
+    with pytest.raises(ValueError, match="loss"):
+        structured_loss(y, y, np.ones((2, 2)))

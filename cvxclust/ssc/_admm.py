@@ -96,7 +96,7 @@ def admm(
         check_int_range(value, name, 1)
     if not isinstance(alpha, (int, float)) or not 0 < alpha < 2:
         raise ValueError(f"alpha must lie in (0, 2), got {alpha!r}")
-    K, n = relaxation.K, relaxation.n
+    K = relaxation.K
     project = relaxation.projector(partial=partial_eig)
     project_bound = relaxation.projector(partial=partial_eig)
     monitor = IterationMonitor("admm", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)

@@ -1,0 +1,72 @@
+r"""HSIC and the CLUHSIC objectives (2.1)-(2.4).
+
+With an input kernel K (m x m), an output kernel A (c x c) on the clusters and a partition
+matrix Pi (m x c, one 1 per row), CLUHSIC maximizes the empirical HSIC between K and the output
+kernel L = Pi A Pi^T on the labels:
+
+* unnormalized (2.3):  ``max tr(K Pi A Pi^T)``;
+* normalized (2.4):    ``max tr(K P A P^T)``, ``P = Pi D``, ``D = (Pi^T Pi)^{-1/2}``, so that
+  every cluster (column) has unit norm.
+
+K is assumed centred (HKH) as in (2.2); :func:`hsic` centres it for (2.1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import check_int_range, check_square_matrix
+
+__all__ = ["hsic", "objective", "partition_matrix"]
+
+
+def check_labels(labels, n_samples: int | None = None, n_clusters: int | None = None, *,
+                 name: str = "labels", allow_unknown: bool = False) -> np.ndarray:
+    """Integer labels in ``0..n_clusters-1`` (and ``-1`` for unknown if ``allow_unknown``)."""
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
+        if labels.ndim == 1 and labels.size and np.all(np.asarray(labels, dtype=float) % 1 == 0):
+            labels = labels.astype(int)
+        else:
+            raise ValueError(f"{name} must be a 1-D array of integer cluster indices")
+    if n_samples is not None and labels.shape[0] != n_samples:
+        raise ValueError(f"{name} must have {n_samples} entries, got {labels.shape[0]}")
+    low = -1 if allow_unknown else 0
+    if labels.size and (labels.min() < low or (n_clusters is not None and labels.max() >= n_clusters)):
+        raise ValueError(f"{name} must lie in {low}..{n_clusters - 1 if n_clusters else 'n_clusters-1'}, "
+                         f"got values in {labels.min()}..{labels.max()}")
+    return labels
+
+
+def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np.ndarray:
+    """The m x c partition matrix Pi of ``labels`` (``Pi[i, labels[i]] = 1``), or with
+    ``normalized=True`` the P = Pi (Pi^T Pi)^{-1/2} of (2.4) (empty clusters give zero columns)."""
+    n_clusters = check_int_range(n_clusters, "n_clusters", 1)
+    labels = check_labels(labels, n_clusters=n_clusters)
+    Pi = np.zeros((labels.shape[0], n_clusters))
+    Pi[np.arange(labels.shape[0]), labels] = 1.0
+    if normalized:
+        sizes = Pi.sum(axis=0)
+        Pi[:, sizes > 0] /= np.sqrt(sizes[sizes > 0])
+    return Pi
+
+
+def objective(K, A, P) -> float:
+    """``tr(K P A P^T)``, the CLUHSIC objective (2.3)/(2.4) for a (normalized) partition matrix P
+    or any relaxed m x c matrix."""
+    K, A, P = np.asarray(K, dtype=float), np.asarray(A, dtype=float), np.asarray(P, dtype=float)
+    return float(np.sum((K @ P) * (P @ A)))
+
+
+def hsic(K, L, *, centered: bool = False) -> float:
+    """Empirical HSIC (2.1): ``(m-1)^{-2} tr(H K H L)``, H = I - 11^T/m; with ``centered=True``
+    K is taken as already centred and (2.2) ``(m-1)^{-2} tr(K L)`` is returned."""
+    K = check_square_matrix(K, "K", min_size=2)
+    L = check_square_matrix(L, "L")
+    if L.shape != K.shape:
+        raise ValueError(f"L must have the shape of K {K.shape}, got {L.shape}")
+    m = K.shape[0]
+    if not centered:
+        K = K - K.mean(axis=0, keepdims=True)
+        K = K - K.mean(axis=1, keepdims=True)
+    return float(np.sum(K * L)) / (m - 1) ** 2

@@ -1,0 +1,310 @@
+"""Greedy local search, the spectral relaxation (Proposition 2), CCCP (4.16)-(4.17) and the NMF
+baseline: monotonicity, optimality certificates checked by brute force or by independent
+eigendecompositions, semi-supervised known labels, limits and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import adjusted_rand_score
+
+from cvxclust.cluhsic._heuristics import (
+    HeuristicResult,
+    _move_gains,
+    _statistics,
+    cccp,
+    greedy,
+    nmf,
+    spectral,
+)
+from cvxclust.cluhsic._objectives import objective, partition_matrix
+from cvxclust.kernels import center, rbf
+
+CHAIN3 = np.array([[2.0, 1, 0], [1, 2, 1], [0, 1, 2]])  # p.d., eigenvalues 2 + sqrt2, 2, 2 - sqrt2
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    """Three well separated blobs along a line (a chain), 8 points each; centred rbf kernel."""
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(3), 8)
+    X = np.column_stack([4.0 * y, np.zeros(24)]) + 0.5 * rng.standard_normal((24, 2))
+    return center(rbf(X, 2.0)), y
+
+
+def spectrum_kernel(m=12, top=(10.0, 6.0, 3.0), seed=0):
+    """A p.s.d. (uncentred) kernel with prescribed, well separated top eigenvalues."""
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.standard_normal((m, m)))[0]
+    ev = np.concatenate([top, np.linspace(1.0, 0.0, m - len(top))])
+    return (Q * ev) @ Q.T
+
+
+def top_projector(K, c):
+    w, U = np.linalg.eigh(K)
+    assert w[-c] - w[-c - 1] > 1e-3  # the top-c subspace is well defined
+    return U[:, -c:] @ U[:, -c:].T
+
+
+def prop2_value(K, A):
+    c = A.shape[0]
+    lam = np.sort(np.linalg.eigvalsh(K))[::-1][:c]
+    mu = np.sort(np.linalg.eigvalsh(A))[::-1]
+    return float(lam @ mu)
+
+
+def labels_value(K, A, labels, normalized=True):
+    return objective(K, A, partition_matrix(labels, A.shape[0], normalized=normalized))
+
+
+# ------------------------------------------------------------------------------------ greedy
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_move_gains_match_brute_force(normalized):
+    rng = np.random.default_rng(0)
+    m, c = 10, 4
+    K = center(rbf(rng.standard_normal((m, 2))))
+    A = rng.standard_normal((c, c))
+    A = A @ A.T
+    # cluster 3 empty, cluster 2 a singleton: moves that empty or fill a cluster are covered
+    labels = np.array([0, 0, 0, 1, 1, 1, 1, 2, 0, 1])
+    KPi, S, sizes = _statistics(K, labels, c)
+    for i in range(m):
+        a = labels[i]
+        gains = _move_gains(A, S, sizes, KPi[i], K[i, i], a, normalized)
+        before = labels_value(K, A, labels, normalized)
+        for b in range(c):
+            moved = labels.copy()
+            moved[i] = b
+            assert gains[b] - gains[a] == pytest.approx(labels_value(K, A, moved, normalized) - before, abs=1e-12)
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_greedy_monotone_and_locally_optimal(blobs, normalized, seed):
+    K, _ = blobs
+    m, c = K.shape[0], 3
+    res = greedy(K, CHAIN3, normalized=normalized, random_state=seed)
+    assert isinstance(res, HeuristicResult) and res.status == "optimal"
+    f = np.array([row["objective"] for row in res.history])
+    assert len(f) == res.n_sweeps + 1 and res.history[-1]["moves"] == 0
+    assert np.all(np.diff(f) >= -1e-12 * np.abs(f).max())
+    assert f[-1] == pytest.approx(res.objective, abs=1e-12)
+    assert res.objective == pytest.approx(labels_value(K, CHAIN3, res.labels, normalized), abs=1e-10)
+    # no single move improves it (brute force over all m (c - 1) moves)
+    for i in range(m):
+        for b in range(c):
+            moved = res.labels.copy()
+            moved[i] = b
+            assert labels_value(K, CHAIN3, moved, normalized) <= res.objective + 1e-10
+
+
+def test_greedy_known_labels_stay_fixed(blobs):
+    K, y = blobs
+    m, c = K.shape[0], 3
+    known = np.full(m, -1)
+    known[[0, 8, 16]] = [2, 1, 0]  # one point per blob, the chain reversed
+    known[5] = 0  # and a second point of blob 0, pinned to another cluster than point 0
+    res = greedy(K, CHAIN3, known=known, random_state=0, n_init=3)
+    pinned = known >= 0
+    np.testing.assert_array_equal(res.labels[pinned], known[pinned])
+    # a local optimum over the free points only
+    for i in np.flatnonzero(~pinned):
+        for b in range(c):
+            moved = res.labels.copy()
+            moved[i] = b
+            assert labels_value(K, CHAIN3, moved) <= res.objective + 1e-10
+    # starting from the truth relabelled, the pins hold too
+    res = greedy(K, CHAIN3, init=2 - y, known=known, random_state=0)
+    np.testing.assert_array_equal(res.labels[pinned], known[pinned])
+
+
+def test_greedy_reproducible_and_n_init(blobs):
+    K, _ = blobs
+    first = greedy(K, CHAIN3, random_state=3, n_init=4)
+    again = greedy(K, CHAIN3, random_state=3, n_init=4)
+    np.testing.assert_array_equal(first.labels, again.labels)
+    assert first.objective == again.objective
+    singles = [greedy(K, CHAIN3, random_state=s).objective for s in range(3)]
+    assert first.objective >= min(singles) - 1e-12
+
+
+def test_greedy_iteration_limit_warns(blobs):
+    K, _ = blobs
+    with pytest.warns(ConvergenceWarning, match="greedy"):
+        res = greedy(K, CHAIN3, max_iter=1, random_state=0)
+    assert res.status == "max_iter" and res.n_sweeps == 1
+
+
+# ------------------------------------------------------------------------------------ spectral
+
+
+@pytest.mark.parametrize("A", [CHAIN3, np.diag([3.0, 1.0, 0.0]), np.eye(3)], ids=["chain", "psd-singular", "I"])
+def test_spectral_proposition2(A):
+    K = spectrum_kernel()
+    res = spectral(K, A, random_state=0)
+    P = res.P
+    np.testing.assert_allclose(P.T @ P, np.eye(3), atol=1e-12)
+    value = prop2_value(K, A)
+    assert objective(K, A, P) == pytest.approx(value, abs=1e-10)
+    assert res.relaxed_objective == pytest.approx(value, abs=1e-10)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        Q = np.linalg.qr(rng.standard_normal((K.shape[0], 3)))[0]
+        assert objective(K, A, Q) <= value + 1e-10
+    # P* P*^T = U_c U_c^T, the solution of the k-means relaxation (4.15)
+    np.testing.assert_allclose(P @ P.T, top_projector(K, 3), atol=1e-10)
+
+
+def test_spectral_ignores_A_and_recovers_blobs(blobs):
+    K, y = blobs
+    with_structure = spectral(K, CHAIN3, random_state=0)
+    without = spectral(K, np.eye(3), random_state=0)
+    np.testing.assert_allclose(with_structure.P @ with_structure.P.T, without.P @ without.P.T, atol=1e-10)
+    np.testing.assert_array_equal(with_structure.labels, without.labels)
+    assert adjusted_rand_score(y, with_structure.labels) == 1.0
+    assert with_structure.objective == pytest.approx(labels_value(K, CHAIN3, with_structure.labels), abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------ CCCP
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cccp_monotone_and_reaches_the_spectral_relaxation(seed):
+    K = spectrum_kernel(seed=seed)
+    res = cccp(K, CHAIN3, random_state=seed)
+    assert res.status == "optimal"
+    f = np.array([row["objective"] for row in res.history])
+    assert np.all(np.diff(f) >= -1e-12 * np.abs(f).max())
+    value = prop2_value(K, CHAIN3)
+    assert res.relaxed_objective == pytest.approx(value, abs=1e-8)
+    np.testing.assert_allclose(res.P.T @ res.P, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(res.P @ res.P.T, top_projector(K, 3), atol=1e-9)
+
+
+def test_cccp_from_a_partition_gives_the_spectral_labels(blobs):
+    K, y = blobs
+    bad_start = np.arange(K.shape[0]) % 3  # a partition unrelated to the blobs
+    # lambda_1 = 6.92 and lambda_2 = 6.79 are close: aligning P with V inside the top subspace
+    # is slow (about 3600 updates here), hence the larger iteration limit
+    res = cccp(K, CHAIN3, init=bad_start, max_iter=10_000, random_state=0)
+    assert res.status == "optimal"
+    f = np.array([row["objective"] for row in res.history])
+    assert np.all(np.diff(f) >= -1e-12 * np.abs(f).max())
+    assert res.relaxed_objective == pytest.approx(prop2_value(K, CHAIN3), rel=1e-8)
+    assert adjusted_rand_score(y, res.labels) == 1.0
+
+
+def test_cccp_iteration_limit_warns():
+    with pytest.warns(ConvergenceWarning, match="cccp"):
+        res = cccp(spectrum_kernel(), CHAIN3, max_iter=2, random_state=0)
+    assert res.status == "max_iter" and res.iterations == 2
+
+
+# ------------------------------------------------------------------------------------ NMF
+
+
+@pytest.mark.parametrize("init", [None, "partition"])
+def test_nmf_nonnegative_fixed_point_valid_labels(blobs, init):
+    K, y = blobs
+    m, c = K.shape[0], 3
+    start = None if init is None else np.random.default_rng(1).integers(c, size=m)
+    res = nmf(K, CHAIN3, init=start, random_state=0)
+    assert res.status == "optimal"
+    P = res.P
+    assert np.all(P >= 0)
+    shifted = K - K.min()
+    assert res.relaxed_objective == pytest.approx(objective(shifted, CHAIN3, P), rel=1e-12)
+    # the shifted objective rises over the run once the overlap of the start is gone
+    # (not at every step: see the docstring)
+    f = np.array([row["objective"] for row in res.history])
+    assert f[-1] > f[1] * 1.2
+    # near the constraint P^T P = I, at a fixed point of the update: P o (K+ P A - P P^T K+ P A) = 0
+    assert res.history[-1]["orthogonality"] < 0.1 < res.history[0]["orthogonality"]
+    gradient = shifted @ P @ CHAIN3
+    kkt = np.abs(P * (gradient - P @ (P.T @ gradient))).max() / np.abs(P * gradient).max()
+    assert kkt < 1e-4
+    assert res.labels.shape == (m,) and np.issubdtype(res.labels.dtype, np.integer)
+    assert res.labels.min() >= 0 and res.labels.max() < c
+    np.testing.assert_array_equal(res.labels, np.argmax(P, axis=1))
+    assert res.objective == pytest.approx(labels_value(K, CHAIN3, res.labels), abs=1e-12)
+    assert adjusted_rand_score(y, res.labels) == 1.0  # well separated blobs
+
+
+def test_nmf_known_labels_stay_fixed(blobs):
+    K, _ = blobs
+    m = K.shape[0]
+    known = np.full(m, -1)
+    known[[0, 8, 16, 5]] = [2, 1, 0, 1]
+    res = nmf(K, CHAIN3, known=known, random_state=0)
+    assert res.status == "optimal"
+    pinned = np.flatnonzero(known >= 0)
+    np.testing.assert_array_equal(res.labels[pinned], known[pinned])
+    mask = np.ones_like(res.P, dtype=bool)
+    mask[pinned, known[pinned]] = False
+    assert np.all(res.P[pinned][mask[pinned]] == 0)
+    assert np.all(res.P[pinned, known[pinned]] > 0)
+
+
+def test_nmf_iteration_limit_warns(blobs):
+    K, _ = blobs
+    with pytest.warns(ConvergenceWarning, match="nmf"):
+        res = nmf(K, CHAIN3, max_iter=3, random_state=0)
+    assert res.status == "max_iter" and np.all(res.P >= 0)
+
+
+# ------------------------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("method", [greedy, spectral, cccp, nmf])
+def test_bad_kernels(method, blobs):
+    K, _ = blobs
+    asym = K.copy()
+    asym[0, 1] += 1.0
+    with pytest.raises(ValueError, match="K"):
+        method(asym, CHAIN3)
+    nan = K.copy()
+    nan[2, 2] = np.nan
+    with pytest.raises(ValueError, match="K"):
+        method(nan, CHAIN3)
+    with pytest.raises(ValueError, match="A"):
+        method(K, np.ones((1, 1)))
+    with pytest.raises(ValueError, match="A"):
+        method(K, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="normalized"):
+        method(K, CHAIN3, normalized="yes")
+
+
+@pytest.mark.parametrize("method", [spectral, cccp])
+def test_psd_required(method, blobs):
+    K, _ = blobs
+    with pytest.raises(ValueError, match="A"):
+        method(K, np.array([[1.0, 2, 0], [2, 1, 0], [0, 0, 1]]))
+    with pytest.raises(ValueError, match="K"):
+        method(-K, CHAIN3)
+
+
+@pytest.mark.parametrize("method", [greedy, nmf])
+def test_bad_known(method, blobs):
+    K, _ = blobs
+    m = K.shape[0]
+    for known in (np.full(m, 3), np.full(m, -2), np.zeros(m - 1, dtype=int), np.full(m, 0.5)):
+        with pytest.raises(ValueError, match="known"):
+            method(K, CHAIN3, known=known)
+
+
+def test_other_bad_arguments(blobs):
+    K, _ = blobs
+    m = K.shape[0]
+    with pytest.raises(ValueError, match="n_init"):
+        greedy(K, CHAIN3, init=np.zeros(m, dtype=int), n_init=2)
+    with pytest.raises(ValueError, match="init"):
+        greedy(K, CHAIN3, init=np.full(m, 5))
+    with pytest.raises(ValueError, match="init"):
+        cccp(K, CHAIN3, init=np.ones((m, 2)))
+    with pytest.raises(ValueError, match="max_iter"):
+        greedy(K, CHAIN3, max_iter=0)
+    with pytest.raises(ValueError, match="A"):
+        nmf(K, CHAIN3 - 1.5)  # negative entries: the multiplicative update needs A >= 0

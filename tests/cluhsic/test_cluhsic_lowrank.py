@@ -1,0 +1,285 @@
+"""The low-rank SDP (5.30) by augmented Lagrangian: gradients, feasibility, bound vs the SDP (5.23)."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from cvxclust.cluhsic._lowrank import (
+    _AugmentedLagrangian,
+    lowrank,
+    lowrank_objective,
+    lowrank_residuals,
+)
+from cvxclust.cluhsic._objectives import objective as cluhsic_objective
+from cvxclust.cluhsic._objectives import partition_matrix
+from cvxclust.kernels import center, rbf
+
+
+def chain_kernel(c: int) -> np.ndarray:
+    """Output kernel of a c-chain: 2 I + adjacency (Section 6.1.1)."""
+    return 2 * np.eye(c) + np.diag(np.ones(c - 1), 1) + np.diag(np.ones(c - 1), -1)
+
+
+def random_instance(m: int, c: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 3))
+    return center(rbf(X)), chain_kernel(c)
+
+
+def blob_instance(m: int, c: int, seed: int = 0):
+    """c tight blobs along a line, in chain order."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(c), m // c)
+    X = np.column_stack([4.0 * y, np.zeros(m)]) + 0.3 * rng.normal(size=(m, 2))
+    return center(rbf(X)), chain_kernel(c), y
+
+
+def sdp_optimum(K: np.ndarray, A: np.ndarray) -> float:
+    """Optimum of the SDP (5.23) by cvxpy: max tr((A kron K) Q), Q psd, Q >= 0, odiag = I, bdiag 1 = 1."""
+    m, c = K.shape[0], A.shape[0]
+    Q = cp.Variable((m * c, m * c), symmetric=True)
+    block = lambda i, j: Q[i * m:(i + 1) * m, j * m:(j + 1) * m]
+    constraints = [Q >> 0, Q >= 0, sum(block(i, i) for i in range(c)) @ np.ones(m) == 1]
+    constraints += [cp.trace(block(i, j)) == float(i == j) for i in range(c) for j in range(i, c)]
+    problem = cp.Problem(cp.Maximize(cp.trace(np.kron(A, K) @ Q)), constraints)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "inaccurate": handled just below
+        problem.solve(solver="CLARABEL")
+    if problem.status != cp.OPTIMAL:
+        # Clarabel stalls short of its 1e-8 gap on some degenerate instances; SCS then certifies
+        problem.solve(solver="SCS", eps=1e-9, max_iters=200_000)
+    assert problem.status == cp.OPTIMAL
+    return float(problem.value)
+
+
+@functools.cache
+def cached_optimum(kind: str, m: int, c: int) -> float:
+    K, A = random_instance(m, c)[:2] if kind == "random" else blob_instance(m, c)[:2]
+    return sdp_optimum(K, A)
+
+
+# -- gradients against finite differences ------------------------------------------------
+
+def _central_difference(func, Y3, D, eps=1e-6):
+    return (func(Y3 + eps * D) - func(Y3 - eps * D)) / (2 * eps)
+
+
+@pytest.mark.parametrize("m, c, r", [(7, 2, 1), (6, 3, 4)])
+def test_objective_gradients_match_finite_differences(m, c, r):
+    rng = np.random.default_rng(0)
+    K, A = random_instance(m, c)
+    A = A + 0.3 * rng.normal(size=(c, c))
+    A = (A + A.T) / 2  # any symmetric output kernel
+    ev = _AugmentedLagrangian(K, A, r, gamma=0.1)
+    Y3 = rng.uniform(size=(c, m, r))
+    f, grad_f, g, grad_g = ev.objective_terms(Y3)
+    Y = Y3.reshape(m * c, r)
+    assert f == pytest.approx(np.trace(Y.T @ np.kron(A, K) @ Y), rel=1e-12)
+    assert g == pytest.approx(np.sum(Y.sum(axis=0) ** 2), rel=1e-12)
+    for _ in range(3):
+        D = rng.normal(size=Y3.shape)
+        fd_f = _central_difference(lambda Z: ev.objective_terms(Z)[0], Y3, D)
+        fd_g = _central_difference(lambda Z: ev.objective_terms(Z)[2], Y3, D)
+        assert np.vdot(grad_f, D) == pytest.approx(fd_f, rel=1e-7, abs=1e-8)
+        assert np.vdot(np.broadcast_to(grad_g, Y3.shape), D) == pytest.approx(fd_g, rel=1e-7, abs=1e-8)
+
+
+@pytest.mark.parametrize("m, c, r", [(7, 2, 1), (6, 3, 4)])
+def test_constraint_gradients_match_finite_differences(m, c, r):
+    rng = np.random.default_rng(1)
+    K, A = random_instance(m, c)
+    ev = _AugmentedLagrangian(K, A, r, gamma=0.1)
+    Y3 = rng.uniform(size=(c, m, r))
+    h_o, h_b, _ = ev.constraints(Y3)
+    # the constraints themselves, against the dense operators of Lemmas 4-5
+    Q = Y3.reshape(m * c, r) @ Y3.reshape(m * c, r).T
+    odiag = np.array([[np.trace(Q[i * m:(i + 1) * m, j * m:(j + 1) * m]) for j in range(c)] for i in range(c)])
+    bdiag = sum(Q[i * m:(i + 1) * m, i * m:(i + 1) * m] for i in range(c)) @ np.ones(m)
+    np.testing.assert_allclose(h_o, (odiag - np.eye(c))[np.triu_indices(c)], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h_b, bdiag - 1, rtol=1e-12, atol=1e-12)
+    # each single constraint's gradient (weights = unit vectors), and a random combination
+    weights = [(np.eye(len(h_o))[k], np.zeros(m)) for k in range(len(h_o))]
+    weights += [(np.zeros(len(h_o)), np.eye(m)[k]) for k in (0, m - 1)]
+    weights += [(rng.normal(size=len(h_o)), rng.normal(size=m))]
+    for w_o, w_b in weights:
+        grad = ev.constraint_vjp(Y3, w_o, w_b)
+
+        def weighted(Z, w_o=w_o, w_b=w_b):
+            z_o, z_b, _ = ev.constraints(Z)
+            return w_o @ z_o + w_b @ z_b
+
+        for _ in range(2):
+            D = rng.normal(size=Y3.shape)
+            assert np.vdot(grad, D) == pytest.approx(_central_difference(weighted, Y3, D), rel=1e-7, abs=1e-8)
+
+
+def test_augmented_lagrangian_gradient_matches_finite_differences():
+    rng = np.random.default_rng(2)
+    m, c, r = 6, 3, 2
+    K, A = random_instance(m, c)
+    ev = _AugmentedLagrangian(K, A, r, gamma=0.3)
+    Y3 = rng.uniform(size=(c, m, r))
+    y_o, y_b, sigma = rng.normal(size=ev.n_odiag), rng.normal(size=m), 7.0
+    value, grad = ev.value_and_grad(Y3, y_o, y_b, sigma)
+    f, _, g, _ = ev.objective_terms(Y3)
+    h_o, h_b, _ = ev.constraints(Y3)
+    h = np.concatenate([h_o, h_b])
+    expected = -(f + 0.3 * g) / ev.scale - np.concatenate([y_o, y_b]) @ h + sigma / 2 * h @ h
+    assert value == pytest.approx(expected, rel=1e-12)
+    for _ in range(3):
+        D = rng.normal(size=Y3.shape)
+        fd = _central_difference(lambda Z: ev.value_and_grad(Z, y_o, y_b, sigma)[0], Y3, D)
+        assert np.vdot(grad, D) == pytest.approx(fd, rel=1e-6, abs=1e-8)
+    # and entrywise, on a few coordinates
+    for index in [(0, 0, 0), (1, 3, 1), (2, 5, 0)]:
+        E = np.zeros_like(Y3)
+        E[index] = 1.0
+        fd = _central_difference(lambda Z: ev.value_and_grad(Z, y_o, y_b, sigma)[0], Y3, E)
+        assert grad[index] == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+def test_objective_and_residuals_of_a_partition():
+    """Y = vec(P) of a normalized partition is feasible and f(Y) = tr(K P A P^T) (Lemma 1)."""
+    m, c = 9, 3
+    K, A = random_instance(m, c)
+    labels = np.array([0, 2, 1, 1, 0, 2, 2, 1, 0])
+    P = partition_matrix(labels, c, normalized=True)
+    Y = P.T.reshape(-1, 1)  # vec stacks the columns
+    assert lowrank_objective(K, A, Y) == pytest.approx(cluhsic_objective(K, A, P), rel=1e-12)
+    res = lowrank_residuals(Y, m, c)
+    assert max(res.values()) < 1e-14
+    assert lowrank_residuals(2 * Y, m, c)["odiag"] == pytest.approx(3.0)
+
+
+# -- the solver on tiny problems ------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, m, c, rank", [
+    ("random", 8, 2, 3), ("random", 10, 3, 3), ("random", 12, 3, 10), ("blobs", 12, 3, 2), ("blobs", 9, 3, 1),
+])
+def test_feasible_and_below_sdp_optimum(kind, m, c, rank):
+    K, A = random_instance(m, c)[:2] if kind == "random" else blob_instance(m, c)[:2]
+    res = lowrank(K, A, rank=rank, random_state=0)
+    assert res.status == "optimal"
+    assert res.Y.shape == (m * c, rank)
+    assert res.Y.min() >= 0.0
+    assert res.residuals["odiag"] <= 1e-6 and res.residuals["bdiag"] <= 1e-6
+    assert res.max_residual <= 1e-6
+    # f is the objective of (5.23) at Q = Y Y^T, computed without the gamma term
+    Q = res.Q
+    assert res.objective == pytest.approx(np.trace(np.kron(A, K) @ Q), rel=1e-10)
+    assert res.penalized_objective == pytest.approx(res.objective + 0.1 * Q.sum(), rel=1e-10)
+    assert np.linalg.eigvalsh(Q).min() >= -1e-10 and Q.min() >= 0
+    # a feasible point of (5.23): its objective is a lower bound of the SDP optimum
+    optimum = cached_optimum(kind, m, c)
+    assert res.objective <= optimum + 1e-6 * abs(optimum)
+    assert res.history[-1]["infeasibility"] <= 1e-6
+    assert res.inner_iterations >= res.iterations
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_blobs_lowrank_reaches_sdp_optimum(seed):
+    """With gamma = 0 and rank 10 the local solutions found on these blobs attain the SDP optimum
+    (which exceeds every partition's objective: the relaxation (5.23) is not tight here).  With
+    rank 3 one seed in five stopped 8% below it: a local solution of the nonconvex (5.26)."""
+    K, A, y = blob_instance(12, 3)
+    optimum = cached_optimum("blobs", 12, 3)
+    res = lowrank(K, A, rank=10, gamma=0.0, random_state=seed)
+    assert res.objective == pytest.approx(optimum, rel=1e-5)
+    assert res.objective > 1.2 * cluhsic_objective(K, A, partition_matrix(y, 3, normalized=True))
+
+
+def test_reproducible_with_seed():
+    K, A = random_instance(8, 2)
+    a = lowrank(K, A, rank=2, random_state=3)
+    b = lowrank(K, A, rank=2, random_state=3)
+    np.testing.assert_array_equal(a.Y, b.Y)
+    assert a.objective == b.objective
+
+
+def test_rank_one():
+    K, A, _y = blob_instance(9, 3)
+    res = lowrank(K, A, rank=1, random_state=1)
+    assert res.status == "optimal" and res.Y.shape == (27, 1)
+    assert res.max_residual <= 1e-6
+
+
+def test_known_labels_fix_rows_to_zero():
+    m, c = 12, 3
+    K, A, _y = blob_instance(m, c)
+    known = np.full(m, -1)
+    known[[0, 5, 11]] = [2, 1, 0]  # against the data's chain order for points 0 and 11
+    res = lowrank(K, A, rank=3, known=known, random_state=0)
+    assert res.status == "optimal" and res.max_residual <= 1e-6
+    Y3 = res.Y.reshape(c, m, -1)
+    for point in (0, 5, 11):
+        others = [i for i in range(c) if i != known[point]]
+        assert np.all(Y3[others, point, :] == 0.0)
+        assert np.linalg.norm(Y3[known[point], point]) > 0
+
+
+def test_status_and_warning_when_a_limit_is_hit():
+    K, A = random_instance(10, 3)
+    with pytest.warns(ConvergenceWarning, match="lowrank"):
+        res = lowrank(K, A, rank=3, max_iter=1, tol=1e-12, random_state=0)
+    assert res.status == "max_iter" and res.iterations == 1
+    assert res.max_residual > 1e-12
+    with pytest.warns(ConvergenceWarning, match="time limit"):
+        res = lowrank(K, A, rank=3, time_limit=1e-9, random_state=0)
+    assert res.status == "time_limit"
+
+
+def test_starting_point():
+    m, c = 9, 3
+    K, A, y = blob_instance(m, c)
+    Y0 = partition_matrix(y, c, normalized=True).T.reshape(-1, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        res = lowrank(K, A, Y0=Y0, gamma=0.0)
+    assert res.Y.shape == (m * c, 1) and res.max_residual <= 1e-6
+    with pytest.raises(ValueError, match="Y0"):
+        lowrank(K, A, Y0=-Y0)
+    with pytest.raises(ValueError, match="Y0"):
+        lowrank(K, A, Y0=Y0[:-1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"K": np.ones((3, 4))}, "K"),
+    ({"K": np.triu(np.ones((6, 6)))}, "K"),
+    ({"K": np.full((6, 6), np.nan)}, "K"),
+    ({"A": np.ones((2, 3))}, "A"),
+    ({"A": np.eye(7)}, "A"),
+    ({"A": np.eye(1)}, "A"),
+    ({"rank": 0}, "rank"),
+    ({"rank": 2.5}, "rank"),
+    ({"gamma": -0.1}, "gamma"),
+    ({"gamma": np.inf}, "gamma"),
+    ({"known": np.zeros(5, dtype=int)}, "known"),
+    ({"known": np.array([0, 1, 2, 3, -1, -1])}, "known"),
+    ({"tol": 0.0}, "tol"),
+    ({"max_iter": 0}, "max_iter"),
+    ({"time_limit": -1.0}, "time_limit"),
+    ({"sigma": 0.0}, "sigma"),
+    ({"penalty_growth": 1.0}, "penalty_growth"),
+    ({"decrease": 1.5}, "decrease"),
+    ({"inner_max_iter": 0}, "inner_max_iter"),
+])
+def test_bad_input(kwargs, match):
+    K, A = random_instance(6, 3)
+    args = {"K": K, "A": A, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        lowrank(args.pop("K"), args.pop("A"), **args)
+
+
+def test_residual_helpers_check_input():
+    with pytest.raises(ValueError, match="Y"):
+        lowrank_residuals(np.ones((5, 2)), 3, 2)
+    with pytest.raises(ValueError, match="c"):
+        lowrank_residuals(np.ones((6, 2)), 3, 0)
+    with pytest.raises(ValueError, match="Y"):
+        lowrank_objective(np.eye(3), np.eye(2), np.full((6, 1), np.nan))
