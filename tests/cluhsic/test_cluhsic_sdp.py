@@ -319,3 +319,40 @@ def test_bad_solver_options_name_the_option(option, value):
     K, A = instance(6, 2)
     with pytest.raises(ValueError, match=option):
         CLUHSICSDP(K, A).solve("admm", **{option: value})
+
+
+def test_proposition_3_rank_one_feasible_points_are_exactly_the_lifted_partitions():
+    """Proposition 3 via Lemmas 2-3: a rank-one Q = vec(P) vec(P)^T is feasible for (5.23) iff P
+    is a normalized partition matrix (up to sign); each way of breaking the partition structure
+    breaks one constraint, and the optimum of (5.25) over all partitions is that of (2.4)."""
+    rng = np.random.default_rng(0)
+    m, c = 6, 2
+    K = rng.standard_normal((m, 3))
+    K = K @ K.T
+    A = np.array([[2.0, 1.0], [1.0, 2.0]])
+    relaxation = CLUHSICSDP(K, A)
+
+    def worst(P):
+        return max(relaxation.residuals(lift(P)).values())
+
+    best = -np.inf
+    for labels in itertools.product(range(c), repeat=m):
+        if len(set(labels)) < c:
+            continue
+        P = partition_matrix(np.array(labels), c, normalized=True)
+        assert worst(P) < 1e-12 and worst(-P) < 1e-12  # Lemma 2: P >= 0 or P <= 0
+        best = max(best, relaxation.objective(lift(P)))
+        assert relaxation.objective(lift(P)) == pytest.approx(objective(K, A, P))
+    assert best == pytest.approx(max(objective(K, A, partition_matrix(np.array(lab), c, normalized=True))
+                                     for lab in itertools.product(range(c), repeat=m) if len(set(lab)) == c))
+    P = partition_matrix(np.array([0, 0, 0, 1, 1, 1]), c, normalized=True)
+    mixed = P.copy()
+    mixed[0, 0] *= -1  # mixed signs: Q >= 0 fails (Lemma 2)
+    assert relaxation.residuals(lift(mixed))["nonnegativity"] > 0.1
+    unequal = P.copy()
+    unequal[:3, 0] = np.array([2.0, 1.0, 1.0]) / np.sqrt(6.0)  # unit column, unequal entries: (5.24) fails (Lemma 3)
+    res = relaxation.residuals(lift(unequal))
+    assert res["odiag"] < 1e-12 and res["bdiag"] > 0.1
+    shared = P.copy()
+    shared[0, 1] = 0.5  # a row with two nonzeros: columns no longer orthonormal (Lemma 2)
+    assert relaxation.residuals(lift(shared))["odiag"] > 0.1
