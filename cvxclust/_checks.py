@@ -94,3 +94,10 @@ def check_int_range(value, name: str, low: int, high: int | None = None) -> int:
         expected = f">= {low}" if high is None else f"between {low} and {high}"
         raise ValueError(f"{name} must be {expected}, got {value}")
     return int(value)
+
+
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` as a ``bool`` after checking it is True or False (numpy bools too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from .._checks import check_choice, check_int_range
+from .._checks import check_bool, check_choice, check_int_range
 from ..kernels import affinity, center
 from ..structures import as_structure, check_output_kernel, output_kernel
 from ._heuristics import cccp, greedy, nmf, spectral
@@ -139,8 +139,7 @@ class CLUHSIC(ClusterMixin, BaseEstimator):
         """Cluster X (or the precomputed kernel X); ``y``: known labels, -1 for unknown."""
         check_choice(self.method, "method", METHODS)
         check_choice(self.kernel, "kernel", KERNELS)
-        if not isinstance(self.normalized, (bool, np.bool_)):
-            raise ValueError(f"normalized must be True or False, got {self.normalized!r}")
+        check_bool(self.normalized, "normalized")
         if not self.normalized and self.method in ("lowrank", "sdp"):
             raise ValueError(f"method={self.method!r} relaxes the normalized objective (2.4): use normalized=True")
         check_int_range(self.rank, "rank", 1)

@@ -28,9 +28,10 @@ import scipy.linalg as sla
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from .._checks import check_int_range, check_positive, check_square_matrix
+from .._checks import check_bool, check_int_range, check_positive, check_square_matrix
 from .._stopping import IterationMonitor
 from ..rounding import spectral_embedding
+from ..structures import check_output_kernel
 from ._objectives import check_labels, objective, partition_matrix
 
 __all__ = ["HeuristicResult", "cccp", "greedy", "nmf", "spectral"]
@@ -85,12 +86,6 @@ class HeuristicResult:
 # --------------------------------------------------------------------------- input checks
 
 
-def _check_bool(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
 def _check_psd(M: np.ndarray, name: str, rtol: float = 1e-10) -> None:
     w = sla.eigvalsh(M)
     if w[0] < -rtol * max(np.abs(w).max(), 1e-300):
@@ -99,13 +94,12 @@ def _check_psd(M: np.ndarray, name: str, rtol: float = 1e-10) -> None:
 
 def _check_kernels(K, A, *, psd: bool = False) -> tuple[np.ndarray, np.ndarray]:
     K = check_square_matrix(K, "K", min_size=2)
-    A = check_square_matrix(A, "A")
+    A = check_output_kernel(A, psd=psd)
     m, c = K.shape[0], A.shape[0]
     if not 2 <= c <= m:
         raise ValueError(f"A must be c x c with 2 <= c <= m = {m} clusters, got shape {A.shape}")
     if psd:
         _check_psd(K, "K")
-        _check_psd(A, "A")
     return K, A
 
 
@@ -275,7 +269,7 @@ def greedy(K, A, *, normalized: bool = True, init=None, known=None, max_iter: in
     start = time.perf_counter()
     K, A = _check_kernels(K, A)
     m, c = K.shape[0], A.shape[0]
-    normalized = _check_bool(normalized, "normalized")
+    normalized = check_bool(normalized, "normalized")
     known = _check_known(known, m, c)
     n_init = check_int_range(n_init, "n_init", 1)
     check_int_range(max_iter, "max_iter", 1)
@@ -338,7 +332,7 @@ def spectral(K, A, *, normalized: bool = True, n_init: int = 10, random_state=No
     start = time.perf_counter()
     K, A = _check_kernels(K, A, psd=True)
     c = A.shape[0]
-    normalized = _check_bool(normalized, "normalized")
+    normalized = check_bool(normalized, "normalized")
     n_init = check_int_range(n_init, "n_init", 1)
     rng = check_random_state(random_state)
     U = spectral_embedding(K, c)  # top-c eigenvectors, decreasing eigenvalues, signs fixed
@@ -420,7 +414,7 @@ def cccp(K, A, *, normalized: bool = True, init=None, max_iter: int = 500, tol: 
     start = time.perf_counter()
     K, A = _check_kernels(K, A, psd=True)
     m, c = K.shape[0], A.shape[0]
-    normalized = _check_bool(normalized, "normalized")
+    normalized = check_bool(normalized, "normalized")
     n_init = check_int_range(n_init, "n_init", 1)
     rng = check_random_state(random_state)
     P = _orthonormal_start(init, m, c, rng)
@@ -503,7 +497,7 @@ def nmf(K, A, *, normalized: bool = True, init=None, known=None, max_iter: int =
     m, c = K.shape[0], A.shape[0]
     if A.min() < 0:
         raise ValueError(f"A must have nonnegative entries for the multiplicative updates (min {A.min():.3g})")
-    normalized = _check_bool(normalized, "normalized")
+    normalized = check_bool(normalized, "normalized")
     known = _check_known(known, m, c)
     rng = check_random_state(random_state)
     K_plus = K - min(0.0, K.min())

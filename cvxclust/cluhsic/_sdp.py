@@ -32,19 +32,10 @@ from .._checks import check_int_range, check_positive, check_square_matrix
 from .._relaxation import Relaxation
 from .._stopping import IterationMonitor
 from ..linalg import PSDProjector
+from ..structures import check_output_kernel
 from ._objectives import check_labels
 
 __all__ = ["CLUHSICSDP", "admm", "cluhsic_sdp_problem", "lift"]
-
-
-def _check_output_kernel(A) -> np.ndarray:
-    """The c x c output kernel: ``cvxclust.structures.check_output_kernel`` when that module
-    exists, else a symmetric finite square matrix (a ``ValueError`` names ``A``)."""
-    try:
-        from ..structures import check_output_kernel
-    except ImportError:
-        return check_square_matrix(A, "A")
-    return np.asarray(check_output_kernel(A), dtype=float)
 
 
 def lift(P) -> np.ndarray:
@@ -273,7 +264,7 @@ class CLUHSICSDP(Relaxation):
 
     def __init__(self, K, A, known=None):
         self.K = check_square_matrix(K, "K")
-        self.A = _check_output_kernel(A)
+        self.A = check_output_kernel(A)
         self.m, self.c = self.K.shape[0], self.A.shape[0]
         if self.c > self.m:
             raise ValueError(f"A must be at most {self.m} x {self.m} (one row per cluster, at most one "
