@@ -39,7 +39,7 @@ from sklearn.cluster import KMeans, SpectralClustering
 
 from cvxclust.cluhsic import diskmeans_kernel, greedy, lowrank, nmf, round_best, round_lowrank, spectral
 from cvxclust.datasets import objects_by_pose, rotating_object
-from cvxclust.kernels import center, rbf
+from cvxclust.kernels import center, kernel_kmeans, rbf
 from cvxclust.metrics import accuracy, nmi, structured_loss
 from cvxclust.structures import admissible_permutations, chain, flat, kron, loss_matrix, output_kernel, ring
 
@@ -66,15 +66,9 @@ def load(name: str, rep: int):
     return X, y, kron(flat(4), chain(3))
 
 
-def kernel_kmeans(K, c, seed):
-    w, V = np.linalg.eigh(K)
-    keep = w > 1e-10 * w.max()
-    return KMeans(c, n_init=10, random_state=seed).fit_predict(V[:, keep] * np.sqrt(w[keep]))
-
-
 def sdplr(K, A, rank, seed, best=False):
     """Low-rank SDP (5.30) and Section 5.3's rounding (``best``: :func:`round_best`)."""
-    Y = lowrank(K, A, rank=rank, gamma=0.1, random_state=seed, time_limit=60.0).Y
+    Y = lowrank(K, A, rank=rank, gamma=0.1, init="random", random_state=seed, time_limit=60.0).Y
     if best:
         return round_best(Y, K, A, random_state=seed)[0]
     return round_lowrank(Y, K.shape[0], A.shape[0])[0]
@@ -85,7 +79,7 @@ def cluster(method: str, X, K, A, seed: int, rank: int = 10):
     if method == "KM":
         return KMeans(c, n_init=10, random_state=seed).fit_predict(X)
     if method == "KKM":
-        return kernel_kmeans(K, c, seed)
+        return kernel_kmeans(K, c, random_state=seed)
     if method == "NCut":
         return SpectralClustering(c, affinity="precomputed", random_state=seed).fit_predict(rbf(X))
     if method == "DIFFRAC":

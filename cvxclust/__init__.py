@@ -1,13 +1,15 @@
 """cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them."""
 
-from . import cluhsic, kernels, metrics, rounding, ssc, structures
+from . import cluhsic, cluhsical, kernels, metrics, rounding, ssc, structures
 from .cluhsic import CLUHSIC
+from .cluhsical import CLUHSICAL
 from ._relaxation import ConvergenceWarning, Relaxation, Result
 from .ssc import SemidefiniteSpectralClustering
 from .validation import validate
 
 __all__ = [
     "CLUHSIC",
+    "CLUHSICAL",
     "ConvergenceWarning",
     "Relaxation",
     "Result",
@@ -17,6 +19,7 @@ __all__ = [
     "rounding",
     "ssc",
     "cluhsic",
+    "cluhsical",
     "structures",
     "validate",
 ]

@@ -11,13 +11,22 @@ import inspect
 
 import numpy as np
 from scipy.spatial.distance import pdist, squareform
+from sklearn.cluster import KMeans
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel
 from sklearn.neighbors import kneighbors_graph
 from sklearn.preprocessing import KernelCenterer
 
-from ._checks import check_choice, check_data_matrix, check_int_range, check_positive, check_square_matrix
+from ._checks import (
+    check_choice,
+    check_data_matrix,
+    check_int_range,
+    check_n_clusters,
+    check_positive,
+    check_square_matrix,
+)
 
-__all__ = ["rbf", "polynomial", "linear", "knn_affinity", "center", "median_distance", "affinity", "AFFINITIES"]
+__all__ = ["rbf", "polynomial", "linear", "knn_affinity", "center", "median_distance", "affinity", "AFFINITIES",
+           "kernel_kmeans"]
 
 
 def _symmetrize(K: np.ndarray) -> np.ndarray:
@@ -212,3 +221,58 @@ def affinity(X, kind: str = "rbf", **params) -> np.ndarray:
     if unknown:
         raise ValueError(f"Unknown parameter(s) {unknown} for affinity {kind!r}; valid parameters are {accepted}")
     return func(X, **params)
+
+
+# eigenvalues of K at or below this fraction of the largest are dropped from the embedding: the
+# null space (and rounding noise around it) carries no distance information
+_EMBED_RTOL = 1e-10
+
+
+def kernel_kmeans(K, n_clusters: int, *, n_init: int = 10, random_state=None) -> np.ndarray:
+    r"""Kernel k-means: scikit-learn ``KMeans`` on the kernel-PCA embedding of ``K``.
+
+    Minimizes the kernel k-means objective over partitions :math:`C_1, \dots, C_c` of the points,
+
+    .. math:: \sum_{k=1}^{c} \sum_{i \in C_k} \Big\| \phi(x_i) - \frac{1}{|C_k|}\sum_{j \in C_k}
+              \phi(x_j) \Big\|^2 = \operatorname{tr} K - \sum_{k=1}^{c} \frac{1}{|C_k|}
+              \sum_{i, j \in C_k} K_{ij},
+
+    by Lloyd's algorithm with k-means++ starts (``n_init`` of them, the best kept) on the rows of
+    the full embedding :math:`\Phi = U_+ \Lambda_+^{1/2}` (:math:`K = U \Lambda U^\top`, the
+    eigenpairs with :math:`\lambda > 10^{-10} \lambda_{\max}`).  Since :math:`\Phi\Phi^\top = K`
+    for a p.s.d. ``K`` (up to the dropped null space), Euclidean k-means on :math:`\Phi` has
+    exactly the objective above; for an indefinite ``K`` it is that of the p.s.d. part
+    :math:`U_+\Lambda_+U_+^\top`.  With ``A = I`` this is CLUHSIC (2.3) and the "kernel k-means"
+    baseline of CLUHSICAL Section IV-B (Table IV).  The objective is invariant to centring ``K``.
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        Symmetric finite kernel matrix.
+    n_clusters : int
+        ``c``, between 2 and ``n``.
+    n_init : int >= 1, keyword-only
+        Number of k-means++ restarts.
+    random_state : None, int or numpy.random.RandomState, keyword-only
+        Seeds the restarts (passed to ``KMeans``).
+
+    Returns
+    -------
+    labels : ndarray of int, shape (n,)
+        Cluster of each point, ``0..c-1`` in ``KMeans``' (arbitrary) order.
+
+    Raises
+    ------
+    ValueError
+        Naming ``K`` (not square, symmetric and finite, or without a positive eigenvalue),
+        ``n_clusters`` or ``n_init``.
+    """
+    K = check_square_matrix(K, "K", min_size=2)
+    n_clusters = check_n_clusters(n_clusters, K.shape[0])
+    n_init = check_int_range(n_init, "n_init", 1)
+    w, V = np.linalg.eigh(K)
+    if w[-1] <= 0:
+        raise ValueError("K must have a positive eigenvalue: kernel k-means clusters its p.s.d. part, which is 0")
+    keep = w > _EMBED_RTOL * w[-1]
+    embedding = V[:, keep] * np.sqrt(w[keep])
+    return KMeans(n_clusters, n_init=n_init, random_state=random_state).fit_predict(embedding)

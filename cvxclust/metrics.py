@@ -10,18 +10,26 @@ matches.  Without restriction the best map is a maximum-weight matching on the c
 (the Hungarian method, ``scipy.optimize.linear_sum_assignment``).  Structured outputs only admit
 some relabelings (the automorphisms of a tree or ring of clusters); pass those as
 ``permutations`` to restrict the maximum to them.
+
+For a hierarchy of clusters, :func:`level_scores` reports accuracy and tree loss at every level
+(CLUHSICAL Section IV-A, Tables I-III) and :func:`hierarchy_levels` maps leaf clusters to their
+ancestors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import networkx as nx
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
-__all__ = ["best_mapping", "accuracy", "error_rate", "nmi", "structured_loss"]
+from .structures import admissible_permutations, as_structure, loss_matrix, tree
+
+__all__ = ["best_mapping", "accuracy", "error_rate", "nmi", "structured_loss", "as_hierarchy", "hierarchy_levels",
+           "level_scores"]
 
 
 def _check_labels(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
@@ -202,3 +210,220 @@ def structured_loss(y_true, y_pred, loss, permutations: Iterable | None = None) 
     costs = [worst if mapping[r] is None or mapping[r] >= loss.shape[1] else loss[s, mapping[r]]
              for s, r in zip(y_true.tolist(), y_pred.tolist())]
     return float(np.mean(costs))
+
+
+# ----------------------------------------------------------------------------------------------
+# scores per level of a hierarchy (CLUHSICAL Section IV-A, Tables I-III)
+# ----------------------------------------------------------------------------------------------
+
+
+def as_hierarchy(structure) -> nx.DiGraph:
+    r"""The hierarchy of clusters a structure describes, as a rooted tree whose leaves, in
+    ``graph["clusters"]`` order, are the structure's clusters ``0 .. c-1``.
+
+    * ``tree``: the structure itself;
+    * ``product`` ``S1 x S2`` (``c1 c2`` pairs in Kronecker order): the two-level hierarchy
+      root -> first-factor cluster ``a`` -> pair ``(a, b)``, i.e. ``structures.tree([c1, c2])``
+      (the hierarchy behind the product's loss in ``structures.loss_matrix``);
+    * ``flat``, ``chain``, ``ring``: one level, ``structures.tree([c])`` (a root over the
+      clusters; the chain or ring order is not a hierarchy).
+
+    Parameters
+    ----------
+    structure : structure
+        Anything ``cvxclust.structures.as_structure`` accepts, except a general graph.
+
+    Returns
+    -------
+    networkx.DiGraph
+        A ``kind="tree"`` structure (edges parent -> child, ``graph["root"]``); leaf ``k`` of
+        ``graph["clusters"]`` is cluster ``k`` of ``structure``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``structure`` if it is not a structure or is a general graph (no levels).
+    """
+    G = as_structure(structure)
+    kind = G.graph["kind"]
+    if kind == "tree":
+        return G
+    if kind == "product":
+        f1, f2 = G.graph["factors"]
+        return tree([len(f1.graph["clusters"]), len(f2.graph["clusters"])])
+    if kind in ("flat", "chain", "ring"):
+        return tree([len(G.graph["clusters"])])
+    raise ValueError(
+        "structure of kind 'graph' is not a hierarchy (no root, no levels); pass a tree, product, "
+        "flat, chain or ring structure, or score a general graph with structured_loss"
+    )
+
+
+def _level_nodes(H: nx.DiGraph) -> tuple[np.ndarray, list[list]]:
+    """Ancestor index of every leaf at depths 1..height, and the nodes of each level."""
+    root, clusters = H.graph["root"], H.graph["clusters"]
+    paths = [nx.shortest_path(H, root, leaf) for leaf in clusters]  # root, depth 1, ..., leaf
+    height = max(len(p) for p in paths) - 1
+    levels = np.empty((height, len(clusters)), dtype=int)
+    nodes = []
+    for depth in range(1, height + 1):
+        # a leaf shallower than this depth stands for itself at the deeper levels
+        ancestors = [p[min(depth, len(p) - 1)] for p in paths]
+        order = list(dict.fromkeys(ancestors))  # first appearance in cluster order
+        index = {v: i for i, v in enumerate(order)}
+        levels[depth - 1] = [index[v] for v in ancestors]
+        nodes.append(order)
+    return levels, nodes
+
+
+def hierarchy_levels(structure) -> np.ndarray:
+    r"""Map every leaf cluster to its ancestor at each depth of the hierarchy.
+
+    ``levels[l - 1, k]`` is the index of the depth-``l`` ancestor of cluster ``k``
+    (``l = 1`` the top level, the children of the root; ``l = L`` = the height, the leaves).
+    Level-``l`` nodes are numbered ``0, 1, ...`` in the order they first appear along the
+    clusters, so ``levels[-1] = arange(c)`` when all leaves are at depth ``L``.  A leaf shallower
+    than ``l`` stands for itself at level ``l``.  Composing with leaf labels,
+    ``levels[l - 1][y]`` gives the level-``l`` labels of CLUHSICAL Section IV-A (Tables I-III).
+    See :func:`as_hierarchy` for the hierarchy of a product or a flat/chain/ring structure.
+
+    Parameters
+    ----------
+    structure : structure
+        A tree, product, flat, chain or ring structure.
+
+    Returns
+    -------
+    ndarray of int, shape (L, c)
+
+    Raises
+    ------
+    ValueError
+        Naming ``structure`` (a general graph, or not a structure).
+
+    Examples
+    --------
+    >>> from cvxclust.structures import tree
+    >>> hierarchy_levels(tree([2, 3]))
+    array([[0, 0, 0, 1, 1, 1],
+           [0, 1, 2, 3, 4, 5]])
+    """
+    return _level_nodes(as_hierarchy(structure))[0]
+
+
+def _level_losses(structure, H: nx.DiGraph, nodes: list[list]) -> list[np.ndarray]:
+    """The tree loss between the nodes of each level, in the order of :func:`_level_nodes`."""
+    root = H.graph["root"]
+    depth = nx.shortest_path_length(H, root)
+    losses = []
+    for level, order in enumerate(nodes, start=1):
+        if level == len(nodes):
+            # the leaves: the structure's own loss (tree loss; ring, chain loss of a one-level
+            # structure; 0/1/2 of a product)
+            losses.append(loss_matrix(structure))
+        elif len(order) == 1:
+            losses.append(np.zeros((1, 1)))
+        else:
+            # the tree cut at this depth: its leaves are the level's nodes
+            T = tree(nx.DiGraph(H.subgraph(v for v in H if depth[v] <= level)))
+            T.graph["clusters"] = list(order)
+            losses.append(loss_matrix(T))
+    return losses
+
+
+def _check_cluster_labels(y: np.ndarray, name: str, c: int) -> np.ndarray:
+    if not np.issubdtype(y.dtype, np.integer):
+        if not np.issubdtype(y.dtype, np.number) or not np.all(np.mod(y, 1) == 0):
+            raise ValueError(f"{name} must hold integer cluster labels 0..{c - 1}")
+        y = y.astype(int)
+    if y.min() < 0 or y.max() >= c:
+        raise ValueError(f"{name} must hold cluster labels in 0..{c - 1} (the structure's clusters), "
+                         f"got values in {y.min()}..{y.max()}")
+    return y
+
+
+def _check_permutations(permutations, c: int) -> np.ndarray:
+    try:
+        P = np.array([np.asarray(p) for p in permutations])
+    except (TypeError, ValueError):
+        raise ValueError("permutations must be an iterable of arrays p with p[cluster] = class") from None
+    if P.ndim != 2 or P.shape[0] == 0 or P.shape[1] != c or not np.issubdtype(P.dtype, np.integer):
+        raise ValueError(f"permutations must hold at least one integer array of length c={c}, got shape {P.shape}")
+    if not np.array_equal(np.sort(P, axis=1), np.broadcast_to(np.arange(c), P.shape)):
+        raise ValueError(f"permutations must be permutations of 0..{c - 1}")
+    return P
+
+
+def level_scores(y_true, y_pred, structure, permutations: Iterable | None = None) -> dict:
+    r"""Accuracy and tree loss at every level of a hierarchy, after the single best admissible
+    relabeling (the evaluation of CLUHSICAL Section IV-A, Tables I-III; Table IV for a ring).
+
+    One relabeling :math:`\pi^*` of the leaf clusters is chosen among ``permutations`` (default:
+    the structure's admissible permutations, ``structures.admissible_permutations``) by the
+    **lowest mean leaf-level loss**, ties broken by the **highest leaf-level accuracy**, then by
+    the order of ``permutations`` (the identity first by default):
+
+    .. math:: \pi^* = \arg\min_{\pi} \frac1n \sum_{i=1}^n \Delta\big(s_i, \pi(r_i)\big).
+
+    With :math:`a_l(k)` the level-``l`` ancestor of leaf ``k`` (:func:`hierarchy_levels`), the
+    scores at level ``l = 1 .. L`` (1 = top, ``L`` = leaves) are
+
+    .. math:: \mathrm{acc}_l = \frac1n \sum_i \delta\big(a_l(s_i), a_l(\pi^*(r_i))\big), \qquad
+              \mathrm{loss}_l = \frac1n \sum_i \Delta_l\big(a_l(s_i), a_l(\pi^*(r_i))\big),
+
+    where :math:`\Delta_l` is the tree loss (height of the first common ancestor,
+    ``structures.loss_matrix``) of the hierarchy cut at depth ``l``, and :math:`\Delta_L` is the
+    structure's own loss (tree loss; for a one-level ring or chain, the ring or chain loss).  At
+    level 1 the tree loss equals the zero-one loss ``1 - acc_1``; the paper omits it, it is
+    reported here anyway.  Per-level values are those of :func:`accuracy` and
+    :func:`structured_loss` on the level labels.  The same :math:`\pi^*` serves every level, so
+    an upper level's accuracy is never below the leaf accuracy.
+
+    Parameters
+    ----------
+    y_true : array-like of int, shape (n_samples,)
+        True leaf clusters ``0 .. c-1`` (the structure's cluster order).
+    y_pred : array-like of int, shape (n_samples,)
+        Predicted leaf clusters ``0 .. c-1``.
+    structure : structure
+        A tree, product, flat, chain or ring structure (see :func:`as_hierarchy`).
+    permutations : iterable of array-like of shape (c,), optional
+        Relabelings to choose from, ``p[cluster] = class``.  ``None``: the structure's
+        admissible permutations.  Pass all ``c!`` permutations for unrestricted relabeling.
+
+    Returns
+    -------
+    dict
+        ``"accuracy"``: ndarray of shape (L,), entry ``l - 1`` for level ``l``;
+        ``"loss"``: ndarray of shape (L,), the mean tree loss per level;
+        ``"permutation"``: ndarray of shape (c,), the relabeling :math:`\pi^*` used.
+
+    Raises
+    ------
+    ValueError
+        Naming ``y_true``, ``y_pred``, ``structure`` or ``permutations``.
+    """
+    y_true, y_pred = _check_labels(y_true, y_pred)
+    H = as_hierarchy(structure)
+    c = len(H.graph["clusters"])
+    y_true = _check_cluster_labels(y_true, "y_true", c)
+    y_pred = _check_cluster_labels(y_pred, "y_pred", c)
+    levels, nodes = _level_nodes(H)
+    losses = _level_losses(structure, H, nodes)
+    P = _check_permutations(admissible_permutations(structure) if permutations is None else permutations, c)
+
+    counts = np.bincount(y_true * c + y_pred, minlength=c * c).reshape(c, c)  # [class, cluster]
+    leaf_loss = losses[-1]
+    total_loss = np.einsum("sr,spr->p", counts, leaf_loss[:, P])  # sum_i Delta(s_i, p[r_i])
+    matches = counts[P, np.arange(c)].sum(axis=1)  # sum_i [p[r_i] == s_i]
+    best = np.lexsort((np.arange(P.shape[0]), -matches, total_loss))[0]
+    perm = P[best]
+
+    relabeled = perm[y_pred]
+    acc, loss = [], []
+    for lv, Ll in zip(levels, losses):
+        t, r = lv[y_true], lv[relabeled]
+        identity = [np.arange(Ll.shape[0])]  # pi* is already applied
+        acc.append(accuracy(t, r, identity))
+        loss.append(structured_loss(t, r, Ll, identity))
+    return {"accuracy": np.array(acc), "loss": np.array(loss), "permutation": perm.copy()}

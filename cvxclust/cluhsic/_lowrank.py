@@ -40,9 +40,14 @@ infeasibility ``||h - b||_inf`` has not dropped below ``decrease`` times its pre
 classic rule of Conn, Gould & Toint / Burer & Monteiro).  The outer loop stops when
 ``||h - b||_inf <= tol``.
 
-The start is random and nonnegative with disjoint block supports (each entry ``(l, a)`` belongs
-to one random cluster), so (5.27)'s off-diagonal constraints hold from the start, scaled to be
-nearly feasible (see ``_initial_factor``).  Inner tolerances are relative to the projected
+The start is nonnegative with disjoint block supports (each entry ``(l, a)`` belongs to one
+cluster), so (5.27)'s off-diagonal constraints hold from the start, scaled to be nearly feasible
+(see ``_initial_factor``).  With ``init="random"`` (the paper's start) each entry's cluster is
+random; with ``init="spectral"`` (the default, a departure from the paper) every row belongs to
+the cluster of its point in the rounded spectral relaxation (Proposition 2), so ``Y Y^T`` starts
+near the lift of a good partition.  On 500 digits (chain of 10, r = 10) the random start ends
+at tr((A kron K) Y Y^T) = 12 and near-chance labels, the spectral start at 193 (the spectral
+partition itself scores 185).  Inner tolerances are relative to the projected
 gradient at the start, since gradients shrink with the entries of ``Y`` as m grows.
 
 Cost per L-BFGS-B iteration: one ``K [Y_1 .. Y_c]`` product, O(m^2 c r) (Section 5.2.2), plus
@@ -71,12 +76,13 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import Bounds, minimize
+from scipy.optimize import Bounds, linear_sum_assignment, minimize, quadratic_assignment
 from sklearn.utils import check_random_state
 
-from .._checks import check_int_range, check_positive, check_square_matrix
+from .._checks import check_choice, check_int_range, check_positive, check_square_matrix
 from .._stopping import IterationMonitor
-from ._objectives import check_labels
+from ._heuristics import spectral
+from ._objectives import check_labels, partition_matrix
 
 __all__ = ["LowRankResult", "lowrank", "lowrank_objective", "lowrank_residuals"]
 
@@ -253,29 +259,83 @@ def lowrank_residuals(Y, m: int, c: int) -> dict[str, float]:
     }
 
 
-def _initial_factor(rng, c: int, m: int, r: int, known: np.ndarray | None, ev: _AugmentedLagrangian) -> np.ndarray:
-    """Random ``Y >= 0`` with disjoint block supports, scaled to be nearly feasible.
+def _initial_factor(rng, c: int, m: int, r: int, known: np.ndarray | None, ev: _AugmentedLagrangian,
+                    labels: np.ndarray | None = None) -> np.ndarray:
+    """``Y >= 0`` with disjoint block supports, scaled to be nearly feasible.
 
-    Every entry ``(l, a)`` (point ``l``, column ``a``) is given to one random cluster ``i`` (the
-    known one for a labelled point) with a value drawn uniformly in [0.5, 1], so that the
+    Every entry ``(l, a)`` (point ``l``, column ``a``) is given to one cluster ``i`` (the known
+    one for a labelled point; ``labels[l]`` for every column if ``labels`` is given, else a
+    random cluster per entry) with a value drawn uniformly in [0.5, 1], so that the
     off-diagonal constraints ``<Y_i, Y_j> = 0`` (5.27) hold exactly from the start: a dense
     start violates them so much that the first L-BFGS-B steps clip whole blocks to zero, a
     stationary point of the penalty that no multiplier update leaves (seen for m = 2000).
-    The result is then multiplied by ``alpha`` minimizing ``||h(alpha Y) - b||^2 =
-    ||alpha^2 h(Y) - b||^2``: ``alpha^2 = <h(Y), b> / ||h(Y)||^2``.
+    A random start is then multiplied by ``alpha`` minimizing ``||h(alpha Y) - b||^2 =
+    ||alpha^2 h(Y) - b||^2``: ``alpha^2 = <h(Y), b> / ||h(Y)||^2``.  A start from labels has each
+    block scaled to unit norm instead (the diagonal of (5.27) exactly), which leaves (5.29) off
+    only by ``1 - E[u]^2 / E[u^2]`` (about 4%) for the uniform entries.
     """
-    owner = rng.randint(0, c, size=(m, r))
+    if labels is None:
+        owner = rng.randint(0, c, size=(m, r))
+    else:
+        owner = np.repeat(labels[:, None], r, axis=1)
     if known is not None:
         labelled = known >= 0
         owner[labelled] = known[labelled, None]
     Y3 = np.zeros((c, m, r))
     rows, cols = np.meshgrid(np.arange(m), np.arange(r), indexing="ij")
     Y3[owner, rows, cols] = rng.uniform(0.5, 1.0, size=(m, r))
+    if labels is not None:
+        norms = np.linalg.norm(Y3.reshape(c, -1), axis=1)
+        return Y3 / np.where(norms > 0, norms, 1.0)[:, None, None]
     h_o, h_b, _ = ev.constraints(Y3)
     b_o = np.eye(c)[ev.upper]
     h_o, h_b = h_o + b_o, h_b + 1.0  # h(Y) itself
     alpha2 = (h_o @ b_o + h_b.sum()) / (h_o @ h_o + h_b @ h_b)
     return Y3 * np.sqrt(alpha2)
+
+
+def _initial_labels(init, K: np.ndarray, A: np.ndarray, rng, known: np.ndarray | None) -> np.ndarray | None:
+    """The labels a start is built from: None for the random start."""
+    if isinstance(init, str):
+        check_choice(init, "init", ("spectral", "random"))
+        if init == "random":
+            return None
+        return _align_to_structure(spectral(K, A, normalized=True, random_state=rng).labels, K, A, rng, known)
+    return check_labels(init, K.shape[0], A.shape[0], name="init")
+
+
+def _align_to_structure(labels: np.ndarray, K: np.ndarray, A: np.ndarray, rng, known: np.ndarray | None = None,
+                        n_init: int = 50) -> np.ndarray:
+    """Relabel the clusters of a partition to fit the output kernel.
+
+    The spectral relaxation ignores ``A`` (Proposition 2: ``P P^T = U_c U_c^T``), so its rounded
+    clusters come in arbitrary order, and a local method started from them keeps a wrong chain
+    order.  The best relabeling ``sigma`` maximizes ``sum_kl S_kl A_{sigma(k) sigma(l)}`` with
+    ``S = P^T K P`` (P normalized, (2.4)): a quadratic assignment problem, approximated by
+    SciPy's 2-opt from ``n_init`` random starts (on a chain of 5 or 10 blobs one start in four
+    reaches the best relabeling; SciPy's FAQ did worse).  Known labels (``-1`` = free) come
+    first: the clusters holding labelled points are matched to those labels (Hungarian, on the
+    counts) and kept fixed in the assignment.
+    """
+    c = A.shape[0]
+    P = partition_matrix(labels, c, normalized=True)
+    S = P.T @ K @ P
+    fixed = np.empty((0, 2), dtype=int)
+    if known is not None and np.any(known >= 0):
+        labelled = known >= 0
+        counts = np.zeros((c, c))
+        np.add.at(counts, (labels[labelled], known[labelled]), 1.0)
+        rows, cols = linear_sum_assignment(counts, maximize=True)
+        keep = counts[rows, cols] > 0
+        fixed = np.c_[rows[keep], cols[keep]]
+    generator = np.random.default_rng(rng.randint(2**31))
+    best = None
+    for _ in range(n_init):
+        res = quadratic_assignment(S, A, method="2opt",
+                                   options={"maximize": True, "partial_match": fixed, "rng": generator})
+        if best is None or res.fun > best.fun:
+            best = res
+    return best.col_ind[labels]
 
 
 def lowrank(
@@ -294,6 +354,7 @@ def lowrank(
     penalty_growth: float = 10.0,
     decrease: float = 0.25,
     inner_max_iter: int = 2000,
+    init="spectral",
     Y0=None,
 ) -> LowRankResult:
     r"""Maximize the low-rank SDP (5.30) over ``Y >= 0`` by an augmented Lagrangian.
@@ -336,8 +397,13 @@ def lowrank(
         previous one.
     inner_max_iter : int
         L-BFGS-B iterations per outer iteration.
+    init : {"spectral", "random"} or array-like of int of shape (m,)
+        Start (see the module docstring): ``"spectral"`` rounds the spectral relaxation of
+        Proposition 2 (known labels override it), ``"random"`` is the paper's random start, an
+        array gives the starting labels.  Ignored when ``Y0`` is given.
     Y0 : array-like of shape (m * c, r), optional
-        Nonnegative starting factor (overrides ``rank``); known-label zeros are applied to it.
+        Nonnegative starting factor (overrides ``rank`` and ``init``); known-label zeros are
+        applied to it.
 
     Returns
     -------
@@ -379,7 +445,7 @@ def lowrank(
     if fixed is not None:
         fixed = np.broadcast_to(fixed, (c, m, rank))
     if Y0 is None:
-        Y3 = _initial_factor(rng, c, m, rank, known, ev)
+        Y3 = _initial_factor(rng, c, m, rank, known, ev, _initial_labels(init, K, A, rng, known))
     else:
         Y3 = Y0.reshape(c, m, rank).copy()
         if fixed is not None:
@@ -409,7 +475,7 @@ def lowrank(
     for it in monitor:
         # inner accuracy follows the infeasibility: early inner solves need not be exact, late
         # ones must be to reach tol
-        gtol = grad_scale * float(np.clip(0.1 * infeasibility, 1e-3 * tol, 1e-2))
+        gtol = grad_scale * float(np.clip(0.01 * infeasibility, 1e-3 * tol, 1e-3))
 
         def fun(x, y_o=y_o, y_b=y_b, sigma=sigma):
             value, grad = ev.value_and_grad(x.reshape(shape), y_o, y_b, sigma)

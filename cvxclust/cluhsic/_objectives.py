@@ -15,27 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_int_range, check_square_matrix
+from .._checks import check_int_range, check_labels, check_square_matrix
 
 __all__ = ["hsic", "objective", "partition_matrix"]
-
-
-def check_labels(labels, n_samples: int | None = None, n_clusters: int | None = None, *,
-                 name: str = "labels", allow_unknown: bool = False) -> np.ndarray:
-    """Integer labels in ``0..n_clusters-1`` (and ``-1`` for unknown if ``allow_unknown``)."""
-    labels = np.asarray(labels)
-    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
-        if labels.ndim == 1 and labels.size and np.all(np.asarray(labels, dtype=float) % 1 == 0):
-            labels = labels.astype(int)
-        else:
-            raise ValueError(f"{name} must be a 1-D array of integer cluster indices")
-    if n_samples is not None and labels.shape[0] != n_samples:
-        raise ValueError(f"{name} must have {n_samples} entries, got {labels.shape[0]}")
-    low = -1 if allow_unknown else 0
-    if labels.size and (labels.min() < low or (n_clusters is not None and labels.max() >= n_clusters)):
-        raise ValueError(f"{name} must lie in {low}..{n_clusters - 1 if n_clusters else 'n_clusters-1'}, "
-                         f"got values in {labels.min()}..{labels.max()}")
-    return labels
 
 
 def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np.ndarray:

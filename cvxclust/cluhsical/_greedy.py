@@ -1,0 +1,270 @@
+r"""Greedy local optimization of CLUHSICAL (Sections II and IV-A-2).
+
+The paper does not solve the integer programs (11)/(13) exactly: "we will simply follow CLUHSIC
+and obtain an approximate solution by greedy local optimization" -- sweep the points, move each to
+the cluster with the largest objective, repeat until no assignment changes (Section II).
+
+Unnormalized, :math:`\operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top) =
+\operatorname{tr}(K\Pi\,LAL^\top\,\Pi^\top)` is CLUHSIC's (2) with output kernel
+:math:`LAL^\top`, so :func:`cvxclust.cluhsic.greedy` does it.  Normalized, the column
+normalizers depend on all cluster sizes (:math:`\nu = |L|^\top n` for l1), so moving one point
+rescales every column; the objective is still a function of c x c statistics only:
+
+.. math:: f = \sum_{jl} w_j w_l A_{jl} \tilde S_{jl}\ \ (\text{l1, (13)}),\qquad
+          f = \tilde C\sum_{jl} w_j w_l A_{jl} \tilde S_{jl}
+              - \frac{C}{m}\sum_k w_k \nu_k\ \ (\text{l2, (11)}),
+
+with :math:`\tilde S = \tilde\Pi^\top K\tilde\Pi = L^\top S L`, :math:`S = \Pi^\top K\Pi`,
+:math:`w_k` the inverse column norm (l1 or l2) and :math:`\nu_k` the column l1 norm of
+:math:`\tilde\Pi`, all from the sizes n (:func:`~cvxclust.cluhsical._partition.column_norms`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from cvxclust._checks import check_int_range, check_positive, check_square_matrix
+from cvxclust._stopping import IterationMonitor
+from cvxclust.cluhsic import HeuristicResult
+from cvxclust.cluhsic import greedy as cluhsic_greedy
+from cvxclust.cluhsic import partition_matrix as _assignment_matrix
+from cvxclust._checks import check_labels
+from cvxclust.cluhsical._partition import (
+    _C_default,
+    _inverse,
+    check_normalization,
+    equivalent_output_kernel,
+    loss_transform,
+    partition_matrix,
+)
+from cvxclust.structures import check_loss_matrix, check_output_kernel
+
+__all__ = ["greedy"]
+
+
+class _Objective:
+    """The normalized CLUHSICAL objective as a function of ``S~ = L^T S L`` and the sizes, for
+    one size vector or a batch of them (one row per candidate cluster)."""
+
+    def __init__(self, A, loss, normalization, m, C, gamma):
+        self.A, self.loss, self.normalization = A, loss, normalization
+        self.L = loss_transform(loss)
+        # column norms are linear in the sizes (column_norms): nu = n |L|, ||.||_2^2 = n (L o L)
+        self.abs_L, self.square_L = np.abs(self.L), self.L * self.L
+        if normalization == "l2":
+            self.weight, self.penalty = 4.0 * C**2 * gamma / m**2, C / m
+        else:
+            self.weight, self.penalty = 1.0, 0.0
+
+    def weights(self, sizes):
+        """Inverse column norms w and (l2) the l1 norms of the normalized columns, w * nu."""
+        nu = sizes @ self.abs_L
+        if self.normalization == "l1":
+            return _inverse(nu), None
+        w = _inverse(np.sqrt(sizes @ self.square_L))
+        return w, w * nu
+
+    def value(self, S, sizes) -> float:
+        """f from the 0/1 statistics ``S = Pi^T K Pi`` and the sizes."""
+        w, l1 = self.weights(sizes)
+        f = self.weight * float(w @ ((self.A * (self.L.T @ S @ self.L)) @ w))
+        return f - self.penalty * float(l1.sum()) if self.penalty else f
+
+    def candidates(self, S, sizes, r, kii, a):
+        r"""f after moving point i (in cluster a) to each cluster b, for all b at once.
+
+        With i removed: ``r0 = Pi0^T K e_i = r - K_ii e_a``, ``S0 = S - e_a r0^T - r0 e_a^T -
+        K_ii e_a e_a^T``, ``n0 = n - e_a``; with ``T = L^T S0 L``, ``u = L^T r0`` and
+        ``l_b = L^T e_b`` (row b of L), inserting i into b gives
+        ``S~_b = T + u l_b^T + l_b u^T + K_ii l_b l_b^T`` and sizes ``n0 + e_b``, so
+
+        .. math:: f_b = w_b^\top (A\circ T) w_b + 2 (w_b\circ u)^\top A (w_b\circ l_b)
+                  + K_{ii} (w_b\circ l_b)^\top A (w_b\circ l_b)
+
+        (times C~, minus the penalty, for l2): O(c^3) for the c candidates, from c x c
+        statistics only.  ``f_a`` is the current objective.
+        """
+        L, A = self.L, self.A
+        r0 = r.copy()
+        r0[a] -= kii
+        S0 = S.copy()
+        S0[a, :] -= r0
+        S0[:, a] -= r0
+        S0[a, a] -= kii
+        n0 = sizes.astype(float)
+        n0[a] -= 1.0
+        W, l1 = self.weights(n0[None, :] + np.eye(L.shape[0]))  # row b: sizes with i in b
+        T = L.T @ S0 @ L
+        u = L.T @ r0
+        WL = W * L  # row b: w_b o l_b
+        WU = W * u[None, :]
+        f = (np.einsum("bj,jl,bl->b", W, A * T, W) + 2.0 * np.einsum("bj,jl,bl->b", WU, A, WL)
+             + kii * np.einsum("bj,jl,bl->b", WL, A, WL))
+        f = self.weight * f
+        return f - self.penalty * l1.sum(axis=1) if self.penalty else f
+
+
+def _statistics(K, labels, c):
+    """``K Pi`` (m x c), ``S = Pi^T K Pi`` and the sizes, computed afresh."""
+    Pi = _assignment_matrix(labels, c)
+    KPi = K @ Pi
+    return KPi, Pi.T @ KPi, np.bincount(labels, minlength=c)
+
+
+def _local_search(K, model, labels, free, rng, max_iter, tol, time_limit, scale):
+    c = model.A.shape[0]
+    diag_K = np.diag(K).copy()
+    KPi, S, sizes = _statistics(K, labels, c)
+    f = model.value(S, sizes)
+    history = [{"iteration": 0, "time": 0.0, "objective": f, "moves": 0}]
+    monitor = IterationMonitor("cluhsical-greedy", tol=tol, max_iter=max_iter, time_limit=time_limit)
+    for _ in monitor:
+        moves = 0
+        for i in rng.permutation(free):
+            a = labels[i]
+            values = model.candidates(S, sizes, KPi[i], diag_K[i], a)
+            b = int(np.argmax(values))
+            # a move must gain more than rounding noise, or ties could cycle forever
+            if values[b] - values[a] <= tol * max(abs(values[a]), scale):
+                continue
+            r0 = KPi[i].copy()
+            r0[a] -= diag_K[i]
+            S[a, :] -= r0
+            S[:, a] -= r0
+            S[a, a] -= diag_K[i]
+            S[b, :] += r0
+            S[:, b] += r0
+            S[b, b] += diag_K[i]
+            KPi[:, a] -= K[:, i]  # O(m) per move
+            KPi[:, b] += K[:, i]
+            sizes[a] -= 1
+            sizes[b] += 1
+            labels[i] = b
+            moves += 1
+        # recompute once per sweep (O(m^2 c), the cost of the sweep) so no rounding drift builds up
+        KPi, S, sizes = _statistics(K, labels, c)
+        f = model.value(S, sizes)
+        monitor.record(objective=f, moves=moves)
+        if moves == 0:
+            monitor.converged()
+    history += monitor.history
+    return labels, f, monitor.status, monitor.iterations, history
+
+
+def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=None, known=None,
+           max_iter: int = 100, n_init: int = 1, tol: float = 1e-12, time_limit: float = np.inf,
+           random_state=None) -> HeuristicResult:
+    r"""Greedy local optimization of CLUHSICAL (13), (11) or its unnormalized form.
+
+    .. math:: \max_{\Pi}\ \operatorname{tr}(K\Pi_1 A\Pi_1^\top)\ \text{(13, "l1")},\quad
+              \max_{\Pi}\ \tilde C\operatorname{tr}(K\Pi_2 A\Pi_2^\top) - \tfrac{C}{m}\|\Pi_2\|_1
+              \ \text{(11, "l2")},\quad
+              \max_{\Pi}\ \operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top)\ \text{(None)},
+
+    over hard assignments Pi, with :math:`\tilde\Pi = \Pi L` (12) and its l1/l2 column
+    normalizations :math:`\Pi_1, \Pi_2` (:func:`~cvxclust.cluhsical._partition.partition_matrix`).
+    As the paper (Sections II, IV-A-2): sweep the free points in random order, move each to the
+    cluster with the largest objective, stop after a sweep with no move (then no single move
+    gains more than ``tol`` relative: a local optimum).
+
+    * ``normalization=None`` is CLUHSIC (2) with output kernel :math:`LAL^\top`
+      (:func:`~cvxclust.cluhsical._partition.equivalent_output_kernel`) and runs
+      :func:`cvxclust.cluhsic.greedy` on it (``normalized=False``); C and gamma are unused.
+      (The unnormalized (11) would add :math:`-\frac{C}{m}\|\tilde\Pi\|_1 =
+      -\frac{2C}{m}\sum_i(\Delta\mathbf 1)_{y_i}`, a constant for the zero-one, ring and
+      balanced-tree losses; it is not included.)
+    * "l1"/"l2": the column normalizers depend on every cluster size, so the c candidates of a
+      point are scored from the c x c statistics :math:`S = \Pi^\top K\Pi` and the sizes in
+      O(c^3) (module docstring); a move updates S in O(c) and :math:`K\Pi` in O(m).  The
+      objective is never recomputed from the m x m kernel per candidate, only once per sweep
+      (O(m^2 c), against rounding drift).
+
+    Parameters
+    ----------
+    K : array-like of shape (m, m)
+        Symmetric input kernel, centred by the caller.
+    A : array-like of shape (c, c)
+        Symmetric output kernel, ``2 <= c <= m``.
+    loss : array-like of shape (c, c)
+        :math:`\Delta` (zero diagonal, nonnegative, need not be symmetric).
+    normalization : {"l1", "l2", None}
+    C : float > 0, optional
+        (11) with "l2"; default ``0.1 m`` (Section IV-A-2).
+    gamma : float > 0
+        (11) with "l2"; default 1 (Section IV-A-2).
+    init : array-like of int, optional
+        Starting labels (known points are overwritten with their labels); default uniformly
+        random labels.  With ``init``, ``n_init`` must be 1.
+    known : array-like of int, optional
+        ``-1`` for free points, a fixed label otherwise; known points never move.
+    max_iter : int
+        Maximum number of sweeps; hitting it gives status ``"max_iter"`` and a
+        ConvergenceWarning.
+    n_init : int
+        Random restarts; the best objective is kept.
+    tol : float
+        A move is made only if it raises the objective by more than ``tol * max(|f|, s)``, s a
+        typical magnitude of the objective (``max|K| max|A|`` for l1, the bound on the trace
+        term plus the penalty scale for l2).
+    time_limit : float
+        Seconds per run.
+    random_state : int, RandomState or None
+        Draws the starts and the sweep orders (``sklearn.utils.check_random_state``).
+
+    Returns
+    -------
+    HeuristicResult
+        ``method="cluhsical-greedy"``; ``objective`` the CLUHSICAL objective of ``labels``
+        (:func:`~cvxclust.cluhsical._partition.labels_objective`); ``P`` the (normalized)
+        :math:`\tilde\Pi`; ``iterations`` the sweeps; ``history`` the objective and the number
+        of moves after each sweep (row 0: the start).
+    """
+    start = time.perf_counter()
+    K = check_square_matrix(K, "K", min_size=2)
+    A = check_output_kernel(A, psd=False)
+    m, c = K.shape[0], A.shape[0]
+    if not 2 <= c <= m:
+        raise ValueError(f"A must be c x c with 2 <= c <= m = {m} clusters, got shape {A.shape}")
+    loss = check_loss_matrix(loss, c)
+    check_normalization(normalization)
+    C = _C_default(C, m)
+    check_positive(gamma, "gamma")
+    n_init = check_int_range(n_init, "n_init", 1)
+    check_int_range(max_iter, "max_iter", 1)
+    check_positive(tol, "tol")
+    check_positive(time_limit, "time_limit", allow_inf=True)
+    if normalization is None:
+        base = cluhsic_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, known=known,
+                              max_iter=max_iter, n_init=n_init, tol=tol, time_limit=time_limit,
+                              random_state=random_state)
+        return HeuristicResult(labels=base.labels, objective=base.objective, method="cluhsical-greedy",
+                               status=base.status, iterations=base.iterations, time=time.perf_counter() - start,
+                               P=partition_matrix(base.labels, loss), history=base.history)
+    known = np.full(m, -1) if known is None else check_labels(known, m, c, name="known", allow_unknown=True)
+    if init is not None:
+        init = check_labels(init, m, c, name="init")
+        if n_init != 1:
+            raise ValueError(f"n_init must be 1 when init is given, got {n_init}")
+    model = _Objective(A, loss, normalization, m, C, gamma)
+    scale = float(np.abs(K).max() * np.abs(A).max())
+    if normalization == "l2":
+        # unit l2 columns: |trace term| <= C~ ||K||_2 sum|A| <= C~ m max|K| c^2 max|A|
+        scale = model.weight * m * scale + model.penalty
+    scale = max(scale, 1e-300)
+    rng = check_random_state(random_state)
+    fixed = known >= 0
+    free = np.flatnonzero(~fixed)
+    best = None
+    for _ in range(n_init):
+        labels = init.copy() if init is not None else rng.randint(c, size=m)
+        labels[fixed] = known[fixed]
+        run = _local_search(K, model, labels.astype(int), free, rng, max_iter, tol, time_limit, scale)
+        if best is None or run[1] > best[1]:
+            best = run
+    labels, f, status, sweeps, history = best
+    return HeuristicResult(labels=labels, objective=f, method="cluhsical-greedy", status=status, iterations=sweeps,
+                           time=time.perf_counter() - start, P=partition_matrix(labels, loss, normalization),
+                           history=history)

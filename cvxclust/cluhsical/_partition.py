@@ -1,0 +1,434 @@
+r"""Loss-augmented partition matrices and the CLUHSICAL objectives (11)-(13).
+
+Source: Zhong, Pan, Kwok & Tsang, "Incorporating the loss function into discriminative clustering
+of structured outputs", ``../shared/papers/cluhsical_structured_loss.txt``; equation numbers are
+that paper's.
+
+CLUHSICAL replaces the 0/1 partition matrix Pi of CLUHSIC (2) by the loss-augmented
+:math:`\tilde\Pi` of (12): the row of a point of cluster :math:`\ell` is
+
+.. math:: \tilde\Pi_i = [-\Delta(y^\ell, y^1), \dots, \textstyle\sum_{y \ne y^\ell}\Delta(y^\ell, y),
+          \dots, -\Delta(y^\ell, y^c)],
+
+with the positive entry in column :math:`\ell`.  That row depends only on the cluster, so
+:math:`\tilde\Pi = \Pi L` with the ``c x c`` matrix (:func:`loss_transform`)
+
+.. math:: L = \operatorname{diag}(\Delta \mathbf 1) - \Delta, \qquad L\mathbf 1 = 0,
+
+(``loss[l, j]`` = :math:`\Delta(y^l, y^j)`, zero diagonal, not necessarily symmetric).  The
+objectives, for an input kernel K (centred by the caller, as the paper assumes throughout) and an
+output kernel A on the clusters:
+
+* unnormalized: :math:`\operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top)`, the first term of (11)
+  and the (22) of Corollary 1;
+* ``"l1"``: (13), :math:`\operatorname{tr}(K\Pi_1 A\Pi_1^\top)` with every column of
+  :math:`\tilde\Pi` divided by its l1 norm (then :math:`\|\Pi_1\|_1 = c` is constant and (11)
+  loses its second term, C and gamma);
+* ``"l2"``: (11) itself, :math:`\tilde C\operatorname{tr}(K\Pi_2 A\Pi_2^\top) -
+  \frac{C}{m}\|\Pi_2\|_1` with :math:`\tilde C = 4C^2\gamma/m^2`, every column of
+  :math:`\tilde\Pi` divided by its l2 norm (see :func:`l2_objective` for this reading).
+
+Because :math:`\tilde\Pi = \Pi L`, the unnormalized objective is CLUHSIC's unnormalized (2) with
+the output kernel :math:`L A L^\top` (:func:`equivalent_output_kernel`), and on partitions with
+fixed cluster sizes the normalized ones are CLUHSIC's normalized objective with a fixed kernel
+(:func:`relaxation_output_kernel`): that is the route to cluhsic's SDP and low-rank relaxations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cvxclust._checks import check_int_range, check_positive, check_square_matrix
+from cvxclust.cluhsic import objective as _cluhsic_objective
+from cvxclust.cluhsic import partition_matrix as _assignment_matrix
+from cvxclust._checks import check_labels
+from cvxclust.structures import check_loss_matrix, check_output_kernel
+
+__all__ = [
+    "NORMALIZATIONS",
+    "column_norms",
+    "equivalent_output_kernel",
+    "l2_objective",
+    "labels_objective",
+    "loss_transform",
+    "objective",
+    "partition_matrix",
+    "relaxation_output_kernel",
+]
+
+#: The normalizations of the loss-augmented partition matrix: none, l1 (13), l2 (11).
+NORMALIZATIONS = (None, "l1", "l2")
+
+
+def check_normalization(normalization, allowed=NORMALIZATIONS):
+    """Raise ``ValueError`` naming ``normalization`` unless it is one of ``allowed``."""
+    if not any(normalization is v or (isinstance(normalization, str) and normalization == v) for v in allowed):
+        raise ValueError(f"Unknown normalization {normalization!r}; valid values are "
+                         f"{', '.join(repr(v) for v in allowed)}")
+    return normalization
+
+
+def loss_transform(loss) -> np.ndarray:
+    r"""The ``c x c`` matrix L with :math:`\tilde\Pi = \Pi L` (12) for the 0/1 assignment Pi.
+
+    .. math:: L = \operatorname{diag}(\Delta\mathbf 1) - \Delta,\qquad
+              L_{\ell\ell} = \sum_{j}\Delta(y^\ell, y^j),\quad L_{\ell j} = -\Delta(y^\ell, y^j)\ (j \ne \ell),
+
+    i.e. row :math:`\ell` of L is the row (12) of every point of cluster :math:`\ell` (the
+    diagonal of Delta is zero, so the sum over :math:`y \ne y^\ell` is the full row sum).  Rows
+    sum to zero, :math:`L\mathbf 1 = 0`.  With the zero-one loss ``1 - I``,
+    :math:`L = cI - \mathbf 1\mathbf 1^\top` and the rows are (23).
+
+    Parameters
+    ----------
+    loss : array-like of shape (c, c)
+        :math:`\Delta`, ``loss[i, j]`` the cost of cluster j for a point of cluster i:
+        finite, nonnegative, zero diagonal, not necessarily symmetric
+        (:func:`cvxclust.structures.check_loss_matrix`).
+
+    Returns
+    -------
+    ndarray of shape (c, c)
+
+    Raises
+    ------
+    ValueError
+        Naming ``loss``.
+    """
+    loss = check_loss_matrix(loss)
+    return np.diag(loss.sum(axis=1)) - loss
+
+
+def _loss_and_clusters(loss, n_clusters):
+    loss = check_loss_matrix(loss)
+    c = loss.shape[0]
+    if c < 2:
+        raise ValueError(f"loss must be at least 2 x 2 (one row per cluster), got {loss.shape}")
+    if n_clusters is not None:
+        n_clusters = check_int_range(n_clusters, "n_clusters", 2)
+        if n_clusters != c:
+            raise ValueError(f"n_clusters must equal the size of loss ({c}), got {n_clusters}")
+    return loss, c
+
+
+def column_norms(sizes, loss, normalization) -> np.ndarray:
+    r"""Column norms of :math:`\tilde\Pi` from the cluster sizes n alone.
+
+    Column k of :math:`\tilde\Pi = \Pi L` holds :math:`L_{\ell k}` for each of the
+    :math:`n_\ell` points of cluster :math:`\ell`, so
+
+    .. math:: \|\tilde\Pi_{\cdot k}\|_1 = (|L|^\top n)_k = \nu_k,\qquad
+              \|\tilde\Pi_{\cdot k}\|_2 = \sqrt{((L\circ L)^\top n)_k}.
+
+    Parameters
+    ----------
+    sizes : array-like of shape (..., c)
+        Cluster sizes (several rows at once are allowed).
+    loss : array-like of shape (c, c)
+    normalization : {"l1", "l2"}
+
+    Returns
+    -------
+    ndarray of shape (..., c)
+    """
+    check_normalization(normalization, ("l1", "l2"))
+    L = loss_transform(loss)
+    sizes = np.asarray(sizes, dtype=float)
+    if sizes.shape[-1:] != (L.shape[0],) or not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
+        raise ValueError(f"sizes must hold {L.shape[0]} finite nonnegative cluster sizes, got shape {sizes.shape}")
+    if normalization == "l1":
+        return sizes @ np.abs(L)
+    return np.sqrt(sizes @ (L * L))
+
+
+def _inverse(norms: np.ndarray) -> np.ndarray:
+    """``1 / norms`` with 0 for a zero norm: a zero column stays zero after normalization."""
+    out = np.zeros_like(norms, dtype=float)
+    np.divide(1.0, norms, out=out, where=norms > 0)
+    return out
+
+
+def partition_matrix(labels, loss, normalization=None, *, n_clusters=None) -> np.ndarray:
+    r"""The loss-augmented partition matrix :math:`\tilde\Pi` of (12), optionally normalized.
+
+    .. math:: \tilde\Pi = \Pi L\ \text{(12)},\qquad
+              \Pi_1 = \tilde\Pi\,\operatorname{diag}(\nu)^{-1}\ \text{(the } \Pi \text{ of (13))},\qquad
+              \Pi_2 = \tilde\Pi\,\operatorname{diag}(\|\tilde\Pi_{\cdot k}\|_2)^{-1}\ \text{(11, l2)},
+
+    with Pi the 0/1 assignment of ``labels``, L = :func:`loss_transform` and
+    :math:`\nu = |L|^\top n` the column l1 norms (n = cluster sizes, :func:`column_norms`).
+
+    Zero columns: a column of :math:`\tilde\Pi` is zero only if :math:`L_{\ell k} = 0` for
+    every non-empty cluster :math:`\ell`, which needs zero off-diagonal losses (with a loss that
+    is positive off the diagonal, a non-empty cluster k has :math:`L_{kk} > 0` and an empty one
+    has :math:`-\Delta(y^\ell, y^k) < 0` in the rows of the other clusters).  Such a column is
+    left at zero by the normalization (its normalizer is taken as 0, not 1/0), so it contributes
+    nothing to any objective, as an empty cluster does in CLUHSIC's normalized partition matrix.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (m,)
+        Cluster of each point, ``0..c-1``.
+    loss : array-like of shape (c, c)
+        :math:`\Delta` (zero diagonal, nonnegative; need not be symmetric).
+    normalization : {None, "l1", "l2"}
+        None for :math:`\tilde\Pi`; "l1" for (13); "l2" for the l2-normalized form of (11).
+    n_clusters : int, optional
+        If given, must equal c (a consistency check).
+
+    Returns
+    -------
+    ndarray of shape (m, c)
+
+    Raises
+    ------
+    ValueError
+        Naming ``labels`` (not integers in ``0..c-1``), ``loss``, ``normalization`` or
+        ``n_clusters``.
+    """
+    loss, c = _loss_and_clusters(loss, n_clusters)
+    check_normalization(normalization)
+    labels = check_labels(labels, n_clusters=c)
+    Pi_tilde = _assignment_matrix(labels, c) @ loss_transform(loss)
+    if normalization is None:
+        return Pi_tilde
+    sizes = np.bincount(labels, minlength=c)
+    return Pi_tilde * _inverse(column_norms(sizes, loss, normalization))[None, :]
+
+
+def _check_objective_inputs(K, A, P):
+    K = check_square_matrix(K, "K")
+    A = check_output_kernel(A, psd=False)
+    try:
+        P = np.asarray(P, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("Pi must be a numeric matrix") from None
+    if P.shape != (K.shape[0], A.shape[0]) or not np.all(np.isfinite(P)):
+        raise ValueError(f"Pi must be a finite {K.shape[0]} x {A.shape[0]} matrix (points x clusters), "
+                         f"got shape {P.shape}")
+    return K, A, P
+
+
+def objective(K, A, Pi) -> float:
+    r"""``tr(K Pi A Pi^T)``, the CLUHSICAL objective (13) for a (normalized) loss-augmented
+    partition matrix, or CLUHSIC's (2) for a 0/1 one: the same function of any m x c matrix.
+
+    Parameters
+    ----------
+    K : array-like of shape (m, m)
+        Symmetric input kernel (centred by the caller).
+    A : array-like of shape (c, c)
+        Symmetric output kernel.
+    Pi : array-like of shape (m, c)
+        E.g. :func:`partition_matrix` of some labels.
+
+    Returns
+    -------
+    float
+    """
+    K, A, Pi = _check_objective_inputs(K, A, Pi)
+    return _cluhsic_objective(K, A, Pi)
+
+
+def _C_default(C, m: int) -> float:
+    if C is None:
+        return 0.1 * m
+    check_positive(C, "C")
+    return float(C)
+
+
+def l2_objective(K, A, labels, loss, *, C=None, gamma: float = 1.0) -> float:
+    r"""The objective of (11) with the l2-normalized loss-augmented partition matrix.
+
+    .. math:: \tilde C \operatorname{tr}(K \Pi_2 A \Pi_2^\top) - \frac{C}{m}\|\Pi_2\|_1,
+              \qquad \tilde C = \frac{4 C^2 \gamma}{m^2},
+
+    :math:`\Pi_2` = :func:`partition_matrix` ``(labels, loss, "l2")`` (each column of
+    :math:`\tilde\Pi` divided by its l2 norm) and :math:`\|\cdot\|_1` the entrywise l1 norm (the
+    norm of Lemma 5, :math:`\mathbf 1^\top\Delta\mathbf 1 = \frac12\|\tilde\Pi\|_1`), so
+    :math:`\|\Pi_2\|_1 = \sum_k \|\tilde\Pi_{\cdot k}\|_1 / \|\tilde\Pi_{\cdot k}\|_2`.
+
+    Reading of the paper: Section III-B says the normalization of CLUHSIC (unit l2 columns)
+    "can also be performed on the :math:`\tilde\Pi` in (11)", and that the l1 normalization is
+    preferred because it makes :math:`\|\tilde\Pi\|_1` in (11) constant, so that it, C and gamma
+    drop out.  Under the l2 normalization the norm is *not* constant, so the l2 version keeps
+    (11) whole, with the normalized matrix in both terms; this is why Section IV-A-2 must fix
+    :math:`C = 0.1m` and :math:`\gamma = 1` for it (with the unnormalized
+    :math:`\|\tilde\Pi\|_1 = 2\sum_i (\Delta\mathbf 1)_{y_i}` the penalty would be constant for
+    the paper's zero-one, ring and balanced-tree losses, and C, gamma would not matter).
+
+    Parameters
+    ----------
+    K : array-like of shape (m, m)
+        Symmetric input kernel (centred by the caller).
+    A : array-like of shape (c, c)
+        Symmetric output kernel.
+    labels : array-like of int, shape (m,)
+    loss : array-like of shape (c, c)
+    C : float > 0, optional
+        Regularization of (3); default ``0.1 m`` (Section IV-A-2).
+    gamma : float > 0
+        Scaling of the joint kernel (Proposition 2); default 1 (Section IV-A-2).
+
+    Returns
+    -------
+    float
+    """
+    K = check_square_matrix(K, "K")
+    m = K.shape[0]
+    C = _C_default(C, m)
+    check_positive(gamma, "gamma")
+    Pi = partition_matrix(check_labels(labels, m), loss, "l2")
+    C_tilde = 4.0 * C**2 * gamma / m**2
+    return C_tilde * objective(K, A, Pi) - (C / m) * float(np.abs(Pi).sum())
+
+
+def labels_objective(K, A, labels, loss, normalization=None, *, C=None, gamma: float = 1.0) -> float:
+    r"""The CLUHSICAL objective of ``labels`` under a normalization.
+
+    * None: :math:`\operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top)` (the first term of (11),
+      what :func:`equivalent_output_kernel` and the SDP route handle);
+    * "l1": (13), :math:`\operatorname{tr}(K\Pi_1 A\Pi_1^\top)`;
+    * "l2": (11), :func:`l2_objective` (C and gamma are used only here).
+    """
+    check_normalization(normalization)
+    if normalization == "l2":
+        return l2_objective(K, A, labels, loss, C=C, gamma=gamma)
+    K = check_square_matrix(K, "K")
+    labels = check_labels(labels, K.shape[0])
+    return objective(K, A, partition_matrix(labels, loss, normalization))
+
+
+def equivalent_output_kernel(A, loss) -> np.ndarray:
+    r"""The output kernel :math:`L A L^\top` with which CLUHSIC's unnormalized objective (2) is
+    CLUHSICAL's unnormalized one.
+
+    Since :math:`\tilde\Pi = \Pi L` (12) (:func:`loss_transform`),
+
+    .. math:: \operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top)
+              = \operatorname{tr}(K\Pi\,(L A L^\top)\,\Pi^\top)
+
+    for every partition: CLUHSICAL without normalization is CLUHSIC (2) with output kernel
+    :math:`A' = L A L^\top`, which is p.s.d. whenever A is (:math:`x^\top L A L^\top x =
+    (L^\top x)^\top A (L^\top x)`) and symmetric even for an asymmetric loss.  Any optimizer of
+    (2) (greedy, cluhsic's SDP/low-rank on balanced partitions, see
+    :func:`relaxation_output_kernel`) therefore optimizes unnormalized CLUHSICAL.
+
+    **Corollary 1.** With the zero-one loss ``1 - I``, :math:`L = cI - \mathbf 1\mathbf 1^\top`
+    and :math:`\Pi L = c\Pi - \mathbf 1\mathbf 1^\top` (:math:`\Pi\mathbf 1 = \mathbf 1`).  For
+    a centred K (:math:`K\mathbf 1 = 0`, :math:`\mathbf 1^\top K = 0`),
+
+    .. math:: \operatorname{tr}(K\Pi L A L^\top\Pi^\top)
+              = c^2\operatorname{tr}(K\Pi A\Pi^\top)
+              - c\,\mathbf 1^\top K\Pi A\mathbf 1 - c\,\mathbf 1^\top A\Pi^\top K\mathbf 1
+              + (\mathbf 1^\top K\mathbf 1)(\mathbf 1^\top A\mathbf 1)
+              = c^2\operatorname{tr}(K\Pi A\Pi^\top),
+
+    so both pick the same partitions; and :math:`\|\tilde\Pi\|_1 = 2m(c-1)` is constant, so the
+    unnormalized (11) is :math:`\tilde C c^2` times CLUHSIC (2) minus a constant (the paper's
+    proof adds :math:`\mathbf 1\mathbf 1^\top` to (23) instead; same argument).
+
+    Parameters
+    ----------
+    A : array-like of shape (c, c)
+        Symmetric output kernel.
+    loss : array-like of shape (c, c)
+
+    Returns
+    -------
+    ndarray of shape (c, c), symmetric
+    """
+    A = check_output_kernel(A, psd=False)
+    loss = check_loss_matrix(loss, A.shape[0])
+    L = loss_transform(loss)
+    B = L @ A @ L.T
+    return (B + B.T) / 2
+
+
+def relaxation_output_kernel(A, loss, normalization=None, sizes=None, *, n_samples=None) -> np.ndarray:
+    r"""The output kernel B to hand to cluhsic's SDP (5.23) / low-rank (5.30) solvers so that
+    they relax CLUHSICAL — **exactly only on partitions with the cluster sizes** ``sizes``
+    (balanced, :math:`n_k = m/c`, by default).
+
+    cluhsic's relaxations lift CLUHSIC's *normalized* partition matrix
+    :math:`P = \Pi D`, :math:`D = \operatorname{diag}(n)^{-1/2}`, so for every partition with
+    sizes n their objective at the lift is :math:`\operatorname{tr}(K P B P^\top)`.  This
+    function returns the B with
+
+    .. math:: \frac{m}{c}\operatorname{tr}(K P B P^\top) = \text{CLUHSICAL objective}
+              \quad\text{for every partition with cluster sizes } n,
+
+    namely, with :math:`\bar n = m/c`, :math:`S = \operatorname{diag}(\sqrt{n/\bar n})` and
+    :math:`N = \operatorname{diag}(\text{column norms})^{-1}` (:func:`column_norms`),
+
+    .. math:: B = S\,L N A N L^\top S .
+
+    Derivation.  Normalized forms: :math:`\tilde\Pi = \Pi L` has column l1 norms
+    :math:`\nu = |L|^\top n` (l2: :math:`\sqrt{(L\circ L)^\top n}`), which depend only on the
+    sizes; so :math:`\Pi_1 = \Pi L N` with N constant on the partitions of sizes n, and
+    :math:`\operatorname{tr}(K\Pi_1A\Pi_1^\top) = \operatorname{tr}(K\Pi\,L N A N L^\top\,\Pi^\top)`:
+    CLUHSIC's unnormalized objective with a fixed kernel.  Substituting
+    :math:`\Pi = P D^{-1}` and :math:`D^{-1} = \sqrt{\bar n}\,S` gives the identity above.
+    For balanced sizes :math:`S = I`: :math:`B = L N A N L^\top`, :math:`\Pi = \sqrt{m/c}\,P`,
+    the factor m/c of the brief's derivation.  Unnormalized: N = I, :math:`B = S L A L^\top S`
+    (:func:`equivalent_output_kernel` when balanced).  "l2": the trace term of (11) likewise
+    with the l2 norms, and its penalty :math:`\frac{C}{m}\|\Pi_2\|_1 = \frac{C}{m}\sum_k
+    \nu_k/\|\tilde\Pi_{\cdot k}\|_2` is constant on those partitions, so the l2 objective is
+    :math:`\tilde C\frac{m}{c}\operatorname{tr}(KPBP^\top)` minus a constant there.
+
+    The feasible set of (5.23) holds the lifts of *all* partitions, whatever their sizes, but B
+    gives the CLUHSICAL objective only at the lifts of partitions of sizes n.  So the SDP optimum
+    times m/c is an upper bound on the best CLUHSICAL objective over partitions of sizes n (not
+    over all partitions), and a rounded SDP solution of other sizes must be re-scored with
+    :func:`labels_objective`.  B is p.s.d. whenever A is.
+
+    Parameters
+    ----------
+    A : array-like of shape (c, c)
+        Symmetric output kernel.
+    loss : array-like of shape (c, c)
+    normalization : {None, "l1", "l2"}
+    sizes : array-like of c positive numbers, optional
+        The cluster sizes n (m = their sum); default balanced, ``m / c`` each (then
+        ``n_samples`` gives m; not needed for ``normalization=None``).
+    n_samples : int, optional
+        m; required with the default balanced sizes for "l1" and "l2", checked against
+        ``sum(sizes)`` when both are given.
+
+    Returns
+    -------
+    ndarray of shape (c, c), symmetric
+
+    Raises
+    ------
+    ValueError
+        Naming ``A``, ``loss``, ``normalization``, ``sizes`` or ``n_samples``.
+    """
+    A = check_output_kernel(A, psd=False)
+    c = A.shape[0]
+    loss = check_loss_matrix(loss, c)
+    check_normalization(normalization)
+    if n_samples is not None:
+        n_samples = check_int_range(n_samples, "n_samples", c)
+    if sizes is None:
+        if n_samples is None and normalization is not None:
+            raise ValueError(f"n_samples is required for normalization={normalization!r} with the default "
+                             "balanced sizes (the column norms scale with m)")
+        n = np.full(c, (n_samples if n_samples is not None else c) / c)
+    else:
+        try:
+            n = np.asarray(sizes, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("sizes must be a sequence of c positive numbers") from None
+        if n.shape != (c,) or not np.all(np.isfinite(n)) or np.any(n <= 0):
+            raise ValueError(f"sizes must hold {c} finite positive cluster sizes, got {sizes!r}")
+        if n_samples is not None and not np.isclose(n.sum(), n_samples, rtol=1e-12, atol=0):
+            raise ValueError(f"sizes must sum to n_samples={n_samples}, got {n.sum():g}")
+    L = loss_transform(loss)
+    G = L.copy()
+    if normalization is not None:
+        G = G * _inverse(column_norms(n, loss, normalization))[None, :]
+    G = np.sqrt(n / n.mean())[:, None] * G
+    B = G @ A @ G.T
+    return (B + B.T) / 2
+
