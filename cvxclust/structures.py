@@ -31,6 +31,7 @@ Conventions: a permutation is an int array ``perm`` with ``perm[k]`` the new lab
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from collections.abc import Sequence
@@ -323,8 +324,14 @@ def as_structure(obj) -> nx.Graph:
     ValueError
         Naming ``structure``, for anything else (wrong type, multigraph, self-loops, fewer than
         2 clusters, a DiGraph that is not a rooted tree, inconsistent attributes).
+
+    Notes
+    -----
+    The result is always a copy: networkx caches its views (``G.nodes``, ``G.edges``, ...) in
+    the graph's ``__dict__`` on first use, so working on the caller's graph would change an
+    estimator's parameter during ``fit`` (scikit-learn's ``check_estimators_overwrite_params``).
     """
-    return _as_structure(obj, "structure")
+    return _as_structure(copy.deepcopy(obj) if isinstance(obj, nx.Graph) else obj, "structure")
 
 
 def n_clusters(structure) -> int:

@@ -12,7 +12,7 @@ from sklearn.utils.validation import validate_data
 from .._checks import check_choice, check_int_range, check_labels, check_positive
 from ..cluhsic import CLUHSICSDP, lowrank, round_best
 from ..kernels import affinity, center
-from ..structures import as_structure, loss_matrix, n_clusters as structure_size, output_kernel
+from ..structures import LOSS_KINDS, as_structure, loss_matrix, n_clusters as structure_size, output_kernel
 from ._greedy import greedy
 from ._partition import check_normalization, labels_objective, relaxation_output_kernel
 
@@ -125,7 +125,7 @@ class CLUHSICAL(ClusterMixin, BaseEstimator):
     def _check_params(self, n_samples: int):
         if self.structure is None:
             raise ValueError("structure is required (e.g. cvxclust.structures.ring(10), or flat(c) for A = I)")
-        G = as_structure(self.structure)
+        G = as_structure(self.structure)  # a copy: fit leaves the user's graph untouched
         c = structure_size(G)
         if not 2 <= c <= n_samples:
             raise ValueError(f"structure has {c} clusters; it needs between 2 and n_samples={n_samples}")
@@ -142,6 +142,8 @@ class CLUHSICAL(ClusterMixin, BaseEstimator):
             raise ValueError(f"kernel_params must be a dict or None, got {self.kernel_params!r}")
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise ValueError(f"solver_options must be a dict or None, got {self.solver_options!r}")
+        if self.loss is None or isinstance(self.loss, str):  # name the estimator's argument, not loss_matrix's
+            check_choice(self.loss, "loss", LOSS_KINDS)
         return output_kernel(G), loss_matrix(G, self.loss)
 
     def fit(self, X, y=None):

@@ -133,3 +133,17 @@ def test_clone_and_reproducible():
     a = clone(est).fit_predict(X)
     b = clone(est).fit_predict(X)
     np.testing.assert_array_equal(a, b)
+
+
+def test_fit_leaves_the_structure_untouched():
+    """networkx caches views in a graph's __dict__ on first use; as_structure works on a copy, so
+    fit does not change the user's parameter (scikit-learn hashes it before and after fit)."""
+    import joblib
+
+    from cvxclust.structures import chain
+
+    G = chain(3)
+    before = joblib.hash(G)
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    CLUHSIC(structure=G, method="greedy", random_state=0).fit(X)
+    assert joblib.hash(G) == before
