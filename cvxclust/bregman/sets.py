@@ -30,8 +30,8 @@ import cvxpy as cp
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
-from cvxclust._checks import check_labels, check_n_clusters, check_square_matrix
-from cvxclust.linalg import _eigh_subset
+from .._checks import check_labels, check_n_clusters, check_square_matrix
+from ..linalg import _eigh_subset
 
 __all__ = [
     "M2Projector",

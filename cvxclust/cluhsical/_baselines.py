@@ -37,9 +37,9 @@ from scipy.cluster.hierarchy import to_tree
 from scipy.spatial.distance import squareform
 from sklearn.utils import check_random_state
 
-from cvxclust._checks import check_choice, check_int_range, check_square_matrix
-from cvxclust.kernels import kernel_kmeans
-from cvxclust.metrics import as_hierarchy
+from .._checks import check_choice, check_int_range, check_square_matrix
+from ..kernels import kernel_kmeans
+from ..metrics import as_hierarchy
 
 __all__ = ["LINKAGES", "kernel_distances", "hierarchical_kernel_kmeans", "hierarchical_agglomerative"]
 

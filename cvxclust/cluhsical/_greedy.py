@@ -26,13 +26,13 @@ import time
 import numpy as np
 from sklearn.utils import check_random_state
 
-from cvxclust._checks import check_int_range, check_positive, check_square_matrix
-from cvxclust._stopping import IterationMonitor
-from cvxclust.cluhsic import HeuristicResult
-from cvxclust.cluhsic import greedy as cluhsic_greedy
-from cvxclust.cluhsic import partition_matrix as _assignment_matrix
-from cvxclust._checks import check_labels
-from cvxclust.cluhsical._partition import (
+from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
+from .._stopping import IterationMonitor
+from ..cluhsic import HeuristicResult
+from ..cluhsic import greedy as cluhsic_greedy
+from ..cluhsic import partition_matrix as _assignment_matrix
+from ..structures import check_loss_matrix, check_output_kernel
+from ._partition import (
     _C_default,
     _inverse,
     check_normalization,
@@ -40,7 +40,6 @@ from cvxclust.cluhsical._partition import (
     loss_transform,
     partition_matrix,
 )
-from cvxclust.structures import check_loss_matrix, check_output_kernel
 
 __all__ = ["greedy"]
 

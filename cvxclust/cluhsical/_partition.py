@@ -38,11 +38,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cvxclust._checks import check_int_range, check_positive, check_square_matrix
-from cvxclust.cluhsic import objective as _cluhsic_objective
-from cvxclust.cluhsic import partition_matrix as _assignment_matrix
-from cvxclust._checks import check_labels
-from cvxclust.structures import check_loss_matrix, check_output_kernel
+from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
+from ..cluhsic import objective as _cluhsic_objective
+from ..cluhsic import partition_matrix as _assignment_matrix
+from ..structures import check_loss_matrix, check_output_kernel
 
 __all__ = [
     "NORMALIZATIONS",
