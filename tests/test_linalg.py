@@ -193,3 +193,10 @@ def test_project_simplex(v):
     assert np.ptp(theta) <= 1e-9 * max(1.0, np.abs(v).max())
     assert np.all(v[~support] <= theta[0] + 1e-9 * max(1.0, np.abs(v).max()))
     np.testing.assert_allclose(linalg.project_simplex(x), x, atol=1e-12)  # idempotent
+
+
+def test_project_simplex_rows_matches_the_vector_projection():
+    from cvxclust.linalg import project_simplex, project_simplex_rows
+
+    V = np.random.default_rng(3).normal(size=(7, 5))
+    np.testing.assert_allclose(project_simplex_rows(V), np.array([project_simplex(v) for v in V]), atol=1e-14)

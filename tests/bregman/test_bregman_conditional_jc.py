@@ -1,0 +1,180 @@
+"""ConditionalJC: the relaxation (10) over M1 and its ADMM (Section 3.1.1), against cvxpy."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from cvxclust._relaxation import ConvergenceWarning
+from cvxclust.bregman._conditional_jc import ConditionalJC
+from cvxclust.linalg import project_simplex_rows
+from cvxclust.bregman.sets import enumerate_equivalence_matrices, equivalence_matrix
+from cvxclust.linalg import project_simplex
+
+
+def clustered_data(divergence, t, n, d, seed):
+    """t points around d centres, in the divergence's domain."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(0.2, 0.8, (d, n))
+    labels = np.arange(t) % d
+    X = centres[labels] + 0.1 * rng.standard_normal((t, n))
+    if divergence == "kl":
+        X = 5.0 * np.abs(X)
+    if divergence == "logistic":
+        X = np.clip(X, 0.02, 0.98)
+    return X, labels
+
+
+def reference(relaxation):
+    with warnings.catch_warnings():
+        # Clarabel may report 'optimal_inaccurate' on these SDPs at 1e-9; its residuals are
+        # still ~1e-10 and the comparisons below are at 1e-4 / 1e-5
+        warnings.simplefilter("ignore")
+        return relaxation.solve("reference", solver="CLARABEL")
+
+
+CASES = [("euclidean", 16, 2, 2, 0), ("kl", 18, 3, 3, 1), ("logistic", 15, 4, 3, 2), ("euclidean", 12, 3, 4, 3)]
+
+
+@pytest.mark.parametrize("divergence,t,n,d,seed", CASES)
+def test_admm_matches_reference(divergence, t, n, d, seed):
+    X, _ = clustered_data(divergence, t, n, d, seed)
+    relax = ConditionalJC(X, divergence, d)
+    ref = reference(relax)
+    assert ref.max_residual <= 1e-6
+    res = relax.solve("auto", tol=1e-5, max_iter=5000)
+    assert res.method == "admm" and res.status == "optimal"
+    # the returned point is exactly feasible and certified within tol of the optimum
+    assert res.max_residual <= 1e-10
+    assert res.relative_gap <= 1e-5
+    assert abs(res.objective - ref.objective) / abs(ref.objective) <= 1e-4
+    # the certified bound is below the reference optimum (to the reference's own accuracy)
+    assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
+    assert res.dual_bound <= res.objective
+    # M X is unique at the optimum (D_F is strictly convex in its second argument)
+    scale = np.abs(ref.X @ X).max()
+    assert np.abs(res.X @ X - ref.X @ X).max() <= 2e-3 * scale
+    # history carries the figures for plots
+    assert {"objective", "primal_residual", "dual_residual", "rho"} <= set(res.history[0])
+    assert "relative_gap" in res.history[-1]
+
+
+@pytest.mark.parametrize("divergence", ["euclidean", "kl", "logistic"])
+def test_gradient_matches_finite_differences(divergence):
+    X, _ = clustered_data(divergence, 8, 3, 2, 4)
+    relax = ConditionalJC(X, divergence, 2)
+    rng = np.random.default_rng(5)
+    M = project_simplex_rows(rng.uniform(0, 1, (8, 8)) / 4)
+    M = 0.5 * M + 0.5 / 8  # interior: every entry positive, so M +- h E stays in the domain
+    G = relax.gradient(M)
+    h = 1e-6
+    for _ in range(10):
+        E = rng.standard_normal((8, 8))
+        fd = (relax.objective(M + h * E) - relax.objective(M - h * E)) / (2 * h)
+        assert fd == pytest.approx(np.sum(G * E), rel=1e-5, abs=1e-8)
+
+
+def test_kl_gradient_at_zero_counts_is_finite():
+    X = np.array([[0.0, 2.0], [0.0, 1.0], [3.0, 0.0], [1.0, 1.0]])
+    relax = ConditionalJC(X, "kl", 2)
+    M = equivalence_matrix([0, 0, 1, 1], 2)  # (M X)_{i0} = 0 where x_{i0} = 0 for rows 0, 1
+    assert np.all(np.isfinite(relax.gradient(M)))
+    assert np.isfinite(relax.objective(M))
+
+
+@pytest.mark.parametrize("divergence", ["euclidean", "kl", "logistic"])
+def test_exact_partitions_give_hard_objective_and_bound_relaxation(divergence):
+    t, d = 6, 2
+    X, _ = clustered_data(divergence, t, 2, d, 6)
+    relax = ConditionalJC(X, divergence, d)
+    hard = []
+    for labels, M in enumerate_equivalence_matrices(t, d):
+        assert max(relax.residuals(M).values()) <= 1e-12  # M is in M1
+        # Banerjee et al.: the optimal centres of a partition are its means
+        means = np.array([X[labels == k].mean(axis=0) if np.any(labels == k) else np.zeros(X.shape[1])
+                          for k in range(d)])
+        banerjee = relax.divergence.divergence(X, means[labels])
+        assert relax.objective(M) == pytest.approx(banerjee, rel=1e-12, abs=1e-14)
+        hard.append(banerjee)
+    ref = reference(relax)
+    assert ref.objective <= min(hard) + 1e-7
+    res = relax.solve("admm", tol=1e-6, max_iter=20000)
+    assert res.objective <= min(hard) + 1e-6 * abs(min(hard))
+    assert res.dual_bound <= ref.objective + 1e-7
+
+
+def test_problem_statement():
+    X, labels = clustered_data("euclidean", 10, 2, 2, 7)
+    relax = ConditionalJC(X, "linear", 2)
+    problem = relax.problem()
+    var = relax.primary_variable(problem)
+    M = equivalence_matrix(labels, 2)
+    var.value = M
+    assert problem.objective.value == pytest.approx(relax.objective(M), rel=1e-12)
+    assert all(c.violation().max() <= 1e-12 for c in problem.constraints)
+
+
+def test_batched_simplex_projection_matches_linalg():
+    rng = np.random.default_rng(8)
+    V = rng.standard_normal((30, 17)) * rng.uniform(0.01, 3, (30, 1))
+    P = project_simplex_rows(V)
+    expected = np.array([project_simplex(v) for v in V])
+    np.testing.assert_allclose(P, expected, atol=1e-14)
+
+
+def test_iteration_limit_warns_and_reports_honestly():
+    X, _ = clustered_data("euclidean", 14, 2, 2, 9)
+    relax = ConditionalJC(X, "euclidean", 2)
+    with pytest.warns(ConvergenceWarning, match="admm"):
+        res = relax.solve("admm", tol=1e-9, max_iter=7)
+    assert res.status == "max_iter" and res.iterations == 7
+    assert res.max_residual <= 1e-10  # still the exactly feasible restoration
+    ref = reference(relax)
+    assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
+    assert res.objective >= ref.objective - 1e-7 * abs(ref.objective)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"divergence": "itakura-saito"}, "divergence"),
+        ({"divergence": "no-such"}, "divergence"),
+        ({"divergence": "mahalanobis"}, "divergence"),
+        ({"divergence": "kl", "X": -np.ones((5, 2))}, "X"),
+        ({"divergence": "logistic", "X": np.full((5, 2), 1.0)}, "X"),
+        ({"X": np.ones(5)}, "X"),
+        ({"X": np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0]])}, "X"),
+        ({"n_clusters": 1}, "n_clusters"),
+        ({"n_clusters": 6}, "n_clusters"),
+        ({"n_clusters": 2.5}, "n_clusters"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = {"X": np.random.default_rng(0).uniform(0.1, 0.9, (5, 2)), "divergence": "euclidean", "n_clusters": 2}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        ConditionalJC(args["X"], args["divergence"], args["n_clusters"])
+
+
+def test_bad_solver_options():
+    relax = ConditionalJC(np.random.default_rng(0).uniform(0.1, 0.9, (6, 2)), "euclidean", 2)
+    with pytest.raises(ValueError, match="Unknown method"):
+        relax.solve("nope")
+    with pytest.raises(ValueError, match="alpha"):
+        relax.solve("admm", alpha=2.5)
+    with pytest.raises(ValueError, match="tol"):
+        relax.solve("admm", tol=-1.0)
+    with pytest.raises(ValueError, match="M"):
+        relax.objective(np.eye(3))
+
+
+def test_mahalanobis_instance_matches_reference():
+    from cvxclust.bregman.divergences import Mahalanobis
+
+    X, _ = clustered_data("euclidean", 12, 2, 2, 10)
+    relax = ConditionalJC(X, Mahalanobis(np.array([[2.0, 0.5], [0.5, 1.0]])), 2)
+    ref = reference(relax)
+    res = relax.solve("admm", tol=1e-5, max_iter=5000)
+    assert res.status == "optimal" and res.max_residual <= 1e-10
+    assert abs(res.objective - ref.objective) / abs(ref.objective) <= 1e-4
+    assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
