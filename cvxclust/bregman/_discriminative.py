@@ -1,0 +1,426 @@
+r"""``Discriminative``: the discriminative relaxation (25)/(28)/(29) with the softmax transfer.
+
+The model (Section 4)
+---------------------
+For :math:`F(x) = g(x) = \log\sum_j e^{x_j}` (transfer f = softmax, :math:`F^*` = negative
+entropy on the simplex) the paper relaxes value-regularised multinomial-logistic clustering to
+
+.. math::
+
+    \min_{M}\ \max_{\Omega:\ \Omega_{i:} \in \Delta,\ \Omega^\top\mathbf{1} = \mathbf{1}}
+        -\frac{1}{t}F^*(\Omega) - \frac{1}{2\gamma' t^2}\|X^\top(I - \Omega)M\|^2   \qquad (25)
+
+and dualises the inner maximum back (Lemma 4) into the unconstrained primal
+
+.. math::
+
+    \min_{M, \tau, \Upsilon}\ \frac{1}{t}\sum_i \Big[F\big(\tfrac{1}{t}X_{i:}\Upsilon^\top M + \tau^\top\big)
+        - \big(\tfrac{1}{t}X_{i:}\Upsilon^\top M_{:i} + \tau_i\big)\Big]
+        + \frac{\gamma}{2}\mathrm{tr}(\Upsilon^\top M\Upsilon)                      \qquad (28)
+
+then, with :math:`V = M\Upsilon` and M in :math:`\mathcal{M}_3` (or :math:`\mathcal{M}_2`),
+
+.. math::
+
+    \min_{V, \tau}\ \frac{\gamma}{2}\Omega^2(V) + \ell(V, \tau),\qquad
+    \ell(V, \tau) = \frac{1}{t}\sum_i \big[g(Z_{i:}) - Z_{ii}\big],\quad
+    Z = \tfrac{1}{t}XV^\top + \mathbf{1}\tau^\top.                                   \qquad (29)
+
+Row i of Z, :math:`Z_{ij} = X_{i:}V_{j:}^\top/t + \tau_j`, scores example i against example j:
+the loss of example i is the soft max of its row minus its own (diagonal) entry, a max-margin
+style loss in which each example is its own "class" and M ties examples into clusters.
+
+Derivation of (28) from (25) (the paper's Lemma 4 step, written out)
+--------------------------------------------------------------------
+Fix M in :math:`\mathcal{M}` (so :math:`M^2 = M = MM^\dagger M`) and write :math:`\Psi = I - \Omega`,
+:math:`B = X^\top\Psi M/t`. Because :math:`\mathrm{Im}(B^\top) \subseteq \mathrm{Im}(M)`,
+
+.. math::
+
+    \frac{1}{2\gamma'}\mathrm{tr}(BM^\dagger B^\top) = \sup_{\Upsilon \in \mathbb{R}^{t\times n}}
+        \mathrm{tr}(B\Upsilon) - \frac{\gamma'}{2}\mathrm{tr}(\Upsilon^\top M\Upsilon)
+
+(maximiser :math:`\Upsilon = M^\dagger B^\top/\gamma'`), and :math:`\mathrm{tr}(BM^\dagger B^\top) =
+\|X^\top\Psi M\|^2/t^2` because :math:`M^2 = M` (footnote 3: putting :math:`M^\dagger` here is
+what makes the change of variable V = M Upsilon possible). The inner problem of (25) is concave
+in :math:`\Omega` over a compact convex set and the bracket is convex in :math:`\Upsilon`, so the
+max and the inf swap (Sion). For fixed :math:`\Upsilon` the :math:`\Omega` part is
+:math:`\frac1t\big[-F^*(\Omega) + \langle\Omega, X\Upsilon^\top M\rangle\big] - \frac1t\mathrm{tr}(X\Upsilon^\top M)`;
+the coupling constraint :math:`\Omega^\top\mathbf{1} = \mathbf{1}` gets the multiplier
+:math:`\tau/t` (this is the offset :math:`\tau` of (26): one per example, because the constraint
+is one per column of :math:`\Omega`), after which the rows separate and Fenchel's identity
+:math:`\max_{\omega\in\Delta}\ \omega^\top z - F^*(\omega) = g(z)` gives
+
+.. math::
+
+    (25)_{\text{inner}} = \min_{\Upsilon,\tau}\ \frac1t\sum_i\Big[g\big(X_{i:}\Upsilon^\top M + \tau^\top\big)
+        - \big(X_{i:}\Upsilon^\top M_{:i} + \tau_i\big)\Big] + \frac{\gamma'}{2}\mathrm{tr}(\Upsilon^\top M\Upsilon).
+
+Substituting :math:`\Upsilon \to \Upsilon/t` gives exactly (28) with :math:`\gamma = \gamma'/t^2`:
+the paper's (25) and (28) are the same relaxation up to this rescaling of the weight (we
+parametrise by the :math:`\gamma` of (28)/(29)). Without the offsets :math:`\tau` the dual would
+drop the constraint :math:`\Omega^\top\mathbf{1} = \mathbf{1}` (the balancing that rules out the
+trivial one-cluster solution), so it is :math:`\tau` that makes (28) the relaxation of (25).
+Finally :math:`\mathrm{tr}(\Upsilon^\top M\Upsilon) = \mathrm{tr}(V^\top M^\dagger V)` with
+:math:`\mathrm{Im}(V) \subseteq \mathrm{Im}(M)`, and minimising over M gives :math:`\Omega^2(V)` (17).
+
+Minimising :math:`\tau` out (our solver)
+----------------------------------------
+:math:`\ell` is jointly convex in :math:`(V, \tau)` (log-sum-exp of an affine map minus a linear
+term), so :math:`L(V) = \min_\tau \ell(V, \tau)` is convex in V (partial minimisation), and (29)
+is :math:`\min_V L(V) + \frac{\gamma}{2}\Omega^2(V)`: the shape the conditional-gradient engine
+(:func:`~cvxclust.bregman._conditional_gradient.conditional_gradient`) solves, with no engine
+change. With :math:`A = XV^\top/t` and :math:`P_{i:} = \mathrm{softmax}(A_{i:} + \tau^\top)`,
+
+.. math::
+
+    \nabla_\tau\,\ell = \frac1t\big(P^\top\mathbf{1} - \mathbf{1}\big),
+
+so the optimal :math:`\tau` makes P doubly stochastic: :math:`P = D_1 e^{A} D_2` is the Sinkhorn
+scaling of the positive matrix :math:`e^{A}`, which exists and is unique (Sinkhorn 1964; :math:`\tau`
+is unique up to a constant, to which :math:`\ell` is invariant). We compute it by log-domain
+Sinkhorn steps :math:`\tau \leftarrow \tau - \log(P^\top\mathbf{1})` followed by Newton steps (damped while the error exceeds 1e-6) on
+:math:`\tau \mapsto \sum_i g(A_{i:} + \tau^\top) - \mathbf{1}^\top\tau` (Hessian
+:math:`\mathrm{Diag}(P^\top\mathbf{1}) - P^\top P`, singular only along :math:`\mathbf{1}`), warm
+started, until :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty \le 10^{-12}`.
+
+By the envelope theorem (Danskin; the minimiser is unique up to the invariant shift),
+
+.. math::
+
+    \nabla L(V) = \nabla_V\,\ell(V, \tau^\star) = \frac{1}{t^2}(P - I)^\top X.
+
+The Hessian-vector product of the reduced function along W accounts for the motion of
+:math:`\tau^\star` (implicit function theorem): with :math:`dA = XW^\top/t`,
+:math:`h_i = \mathrm{Diag}(p_i) - p_ip_i^\top` (:math:`p_i = P_{i:}^\top`),
+
+.. math::
+
+    \Big(\sum_i h_i\Big)\,d\tau = -\sum_i h_i\,dA_{i:}^\top,\qquad
+    dP_{i:} = \big(h_i(dA_{i:}^\top + d\tau)\big)^\top,\qquad
+    \nabla^2 L(V)[W] = \frac{1}{t^2}\,dP^\top X,
+
+solved with :math:`\sum_i h_i + \mathbf{1}\mathbf{1}^\top/t` (the right-hand side is orthogonal to
+:math:`\mathbf{1}`, the kernel of :math:`\sum_i h_i = \mathrm{Diag}(P^\top\mathbf{1}) - P^\top P`,
+which is simple because :math:`P^\top P` is a positive doubly stochastic matrix).
+
+The engine's certified bound :math:`L(V) - \langle\nabla L(V), V\rangle - \Omega_*(\nabla L(V))^2/(2\gamma)`
+needs the exact gradient of L; it holds to the accuracy of the :math:`\tau` solve (column sums
+of P within 1e-12 of one; the report ``residuals()["offsets"]`` gives the achieved value).
+
+The optimal M is ``omega_optimal_M(V*)`` (footnote 2: M is minimised jointly with V, so the M
+attaining :math:`\Omega^2(V^\star)` is optimal for (28)).
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+from scipy import special
+
+from .._checks import check_choice, check_data_matrix, check_n_clusters, check_positive
+from .._relaxation import Relaxation, Result
+from ._conditional_gradient import conditional_gradient
+from ._omega import omega, omega_dual, omega_optimal_M
+from .sets import constraints_M2, constraints_M3, residuals_M2, residuals_M3
+
+__all__ = ["Discriminative", "discriminative_problem", "optimal_offsets", "discriminative_gradient_solver"]
+
+_DOMAINS = ("M2", "M3")
+_OFFSET_TOL = 1e-12
+
+
+def discriminative_problem(X, n_clusters: int, gamma: float, *, domain: str = "M2") -> cp.Problem:
+    r"""The matrix-fractional statement of (28)/(29); builds, never solves.
+
+    ::
+
+        minimize    gamma/2 tr(S) + 1/t sum_i [ log_sum_exp(Z_i:) - Z_ii ],   Z = X V^T / t + 1 tau^T
+        subject to  [[M, V], [V^T, S]] >> 0                                   (constraint 0)
+                    M in M2 (constraints 1-4) or M in M3 (constraints 1-3)
+
+    Minimising over (M, S) for fixed V gives ``tr(S) = Omega^2(V)``, so the optimal value is that
+    of (29).
+
+    Parameters
+    ----------
+    X : array_like of shape (t, n)
+        Features (any real values).
+    n_clusters : int
+        d, ``2 <= d <= t``.
+    gamma : float
+        Positive weight of :math:`\tfrac12\Omega^2(V)`.
+    domain : {"M2", "M3"}, default="M2"
+
+    Returns
+    -------
+    cvxpy.Problem
+        Variables ``"V"`` (t x n, the primary variable), ``"tau"`` (t), ``"M"`` (t x t) and
+        ``"S"`` (n x n).
+    """
+    X = check_data_matrix(X, "X")
+    t, n = X.shape
+    d = check_n_clusters(n_clusters, t)
+    check_positive(gamma, "gamma")
+    check_choice(domain, "domain", _DOMAINS)
+    V = cp.Variable((t, n), name="V")
+    tau = cp.Variable(t, name="tau")
+    M = cp.Variable((t, t), symmetric=True, name="M")
+    S = cp.Variable((n, n), symmetric=True, name="S")
+    block = cp.bmat([[M, V], [V.T, S]])
+    constraints = [(block + block.T) / 2 >> 0]
+    constraints += constraints_M2(M, d) if domain == "M2" else constraints_M3(M, d)
+    Z = X @ V.T / t + np.ones((t, 1)) @ cp.reshape(tau, (1, t), order="C")
+    loss = (cp.sum(cp.log_sum_exp(Z, axis=1)) - cp.trace(Z)) / t
+    return cp.Problem(cp.Minimize(0.5 * gamma * cp.trace(S) + loss), constraints)
+
+
+def optimal_offsets(A, tau0=None, *, tol: float = _OFFSET_TOL, max_iter: int = 200):
+    r"""The offsets :math:`\tau^\star = \arg\min_\tau \sum_i g(A_{i:} + \tau^\top) - \mathbf{1}^\top\tau`.
+
+    Equivalently the Sinkhorn scaling of :math:`e^{A}`: :math:`P_{i:} = \mathrm{softmax}(A_{i:} + \tau^\top)`
+    is doubly stochastic at the optimum (see the module notes). Log-domain Sinkhorn steps while
+    far, then Newton steps with backtracking; :math:`\tau` is normalised to mean zero.
+
+    Parameters
+    ----------
+    A : ndarray of shape (t, t)
+    tau0 : ndarray of shape (t,), optional
+        Warm start.
+    tol : float
+        Stop when :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty \le` ``tol``.
+    max_iter : int
+        Newton iterations.
+
+    Returns
+    -------
+    tau : ndarray of shape (t,)
+    P : ndarray of shape (t, t)
+        The row-softmax of :math:`A + \mathbf{1}\tau^\top`.
+    error : float
+        :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty` achieved.
+    """
+    t = A.shape[0]
+    tau = np.zeros(t) if tau0 is None else np.array(tau0, dtype=float)
+
+    def state(tau):
+        Z = A + tau[None, :]
+        lse = special.logsumexp(Z, axis=1)
+        P = np.exp(Z - lse[:, None])
+        return P, float(lse.sum() - tau.sum())
+
+    P, value = state(tau)
+    col = P.sum(axis=0)
+    # Sinkhorn (the exact column normalisation; rows are normalised by the softmax)
+    for _ in range(50):
+        if np.abs(col - 1.0).max() <= 1e-3:
+            break
+        tau = tau - np.log(col)
+        tau -= tau.mean()
+        P, value = state(tau)
+        col = P.sum(axis=0)
+    ones = np.full((t, t), 1.0 / t)
+    for _ in range(max_iter):
+        grad = col - 1.0
+        if np.abs(grad).max() <= tol:
+            break
+        H = np.diag(col) - P.T @ P + ones
+        step = -np.linalg.solve(H, grad)
+        step -= step.mean()
+        if np.abs(grad).max() <= 1e-6:
+            # quadratic convergence region: the value is flat to round-off, so judge the full
+            # Newton step by the column-sum error and stop when it no longer decreases
+            P_new, value_new = state(tau + step)
+            col_new = P_new.sum(axis=0)
+            if np.abs(col_new - 1.0).max() >= np.abs(grad).max():
+                break
+            tau, P, value, col = tau + step, P_new, value_new, col_new
+            continue
+        slope = float(grad @ step)
+        s = 1.0
+        for _ in range(40):
+            P_new, value_new = state(tau + s * step)
+            if value_new <= value + 1e-4 * s * slope:
+                break
+            s *= 0.5
+        else:
+            break  # no representable decrease: at the optimum to round-off
+        tau, P, value = tau + s * step, P_new, value_new
+        col = P.sum(axis=0)
+    return tau, P, float(np.abs(col - 1.0).max())
+
+
+class Discriminative(Relaxation):
+    r"""The discriminative relaxation (28)/(29) with the softmax transfer :math:`F = g = \log\sum\exp`.
+
+    .. math::
+
+        \min_{V, \tau}\ \frac{\gamma}{2}\Omega^2(V) + \frac{1}{t}\sum_i
+            \Big[g\big(\tfrac1t X_{i:}V^\top + \tau^\top\big) - \big(\tfrac1t X_{i:}V_{i:}^\top + \tau_i\big)\Big]
+        \;=\; \min_V\ L(V) + \frac{\gamma}{2}\Omega^2(V),\quad L(V) = \min_\tau \ell(V,\tau)
+
+    (module notes: the derivation from (25), the offsets minimised out exactly by Sinkhorn/Newton,
+    the envelope-theorem gradient). Methods: ``"reference"`` (cvxpy,
+    :func:`discriminative_problem`) and ``"conditional-gradient"`` (default; Algorithm 1 with
+    local search on L). Every result holds V in ``result.X``, the optimal offsets in
+    ``result.tau`` and the recovered M in ``result.M``.
+
+    Parameters
+    ----------
+    X : array_like of shape (t, n)
+        Features (the paper shifts them nonnegative and scales them to unit variance).
+    n_clusters : int
+        d, ``2 <= d <= t``.
+    gamma : float, default=1e-3
+        Weight of :math:`\tfrac{\gamma}{2}\Omega^2(V)`, > 0. The scores :math:`XV^\top/t` are of order
+        :math:`\|X\|^2/(\gamma t^3)`, so meaningful values shrink like :math:`1/t^2`; smaller values
+        make the problem worse conditioned.
+    domain : {"M2", "M3"}, default="M2"
+        The relaxation of M (Section 6.3 uses M2).
+    """
+
+    name = "Discriminative"
+    default_method = "conditional-gradient"
+
+    def __init__(self, X, n_clusters: int, *, gamma: float = 1e-3, domain: str = "M2"):
+        self.X = check_data_matrix(X, "X")
+        self.t, self.n = self.X.shape
+        self.n_clusters = check_n_clusters(n_clusters, self.t)
+        check_positive(gamma, "gamma")
+        self.gamma = float(gamma)
+        check_choice(domain, "domain", _DOMAINS)
+        self.domain = domain
+        self._cache: tuple | None = None  # (V, tau, P, error) of the last offset solve
+
+    # -- the statement ----------------------------------------------------------------------
+    def problem(self) -> cp.Problem:
+        return discriminative_problem(self.X, self.n_clusters, self.gamma, domain=self.domain)
+
+    def primary_variable(self, problem: cp.Problem) -> cp.Variable:
+        for var in problem.variables():
+            if var.name() == "V":
+                return var
+        raise ValueError("problem() of Discriminative has no variable named 'V'")
+
+    # -- the reduced loss L(V) = min_tau l(V, tau) and its derivatives --------------------------
+    def _check_V(self, V) -> np.ndarray:
+        V = np.asarray(V, dtype=float)
+        if V.shape != (self.t, self.n):
+            raise ValueError(f"V must have shape {(self.t, self.n)}, got {V.shape}")
+        if not np.all(np.isfinite(V)):
+            raise ValueError("V contains NaN or infinite entries")
+        return V
+
+    def _offsets(self, V: np.ndarray):
+        """(tau*, P, error) at V, reusing the last solve for the same V and warm starting."""
+        if self._cache is not None and np.array_equal(self._cache[0], V):
+            return self._cache[1:]
+        A = self.X @ V.T / self.t
+        tau0 = None if self._cache is None else self._cache[1]
+        tau, P, error = optimal_offsets(A, tau0)
+        self._cache = (V.copy(), tau, P, error)
+        return tau, P, error
+
+    def offsets(self, V) -> np.ndarray:
+        r"""The optimal offsets :math:`\tau^\star(V)` (mean zero; :math:`\ell` is shift invariant)."""
+        return self._offsets(self._check_V(V))[0].copy()
+
+    def loss(self, V) -> float:
+        r""":math:`L(V) = \min_\tau \frac1t\sum_i [g(Z_{i:}) - Z_{ii}]`, :math:`Z = XV^\top/t + \mathbf{1}\tau^\top`."""
+        V = self._check_V(V)
+        tau, _, _ = self._offsets(V)
+        Z = self.X @ V.T / self.t + tau[None, :]
+        return float((special.logsumexp(Z, axis=1).sum() - np.trace(Z)) / self.t)
+
+    def loss_grad(self, V) -> np.ndarray:
+        r""":math:`\nabla L(V) = (P - I)^\top X / t^2` at the optimal offsets (envelope theorem)."""
+        V = self._check_V(V)
+        _, P, _ = self._offsets(V)
+        G = P.T @ self.X
+        G -= self.X
+        return G / self.t**2
+
+    def loss_hvp(self, V, W) -> np.ndarray:
+        r""":math:`\nabla^2 L(V)[W]`, including the implicit motion of :math:`\tau^\star` (module notes)."""
+        V, W = self._check_V(V), self._check_V(W)
+        _, P, _ = self._offsets(V)
+        t = self.t
+
+        def h(D):  # rows h_i D_i: = p_i * D_i - p_i (p_i . D_i)
+            PD = P * D
+            return PD - P * PD.sum(axis=1, keepdims=True)
+
+        dA = self.X @ W.T / t
+        rhs = -h(dA).sum(axis=0)
+        H = np.diag(P.sum(axis=0)) - P.T @ P + np.full((t, t), 1.0 / t)
+        dtau = np.linalg.solve(H, rhs)
+        dP = h(dA + dtau[None, :])
+        return dP.T @ self.X / t**2
+
+    # -- the contract --------------------------------------------------------------------------
+    def objective(self, X) -> float:
+        r""":math:`L(V) + \tfrac{\gamma}{2}\Omega^2(V)` of (29) for the candidate ``V`` (= ``X``), with
+        the offsets minimised out: the optimal value of :func:`discriminative_problem` at that V."""
+        V = self._check_V(X)
+        return float(self.loss(V) + 0.5 * self.gamma * omega(V, self.n_clusters, domain=self.domain) ** 2)
+
+    def recover_M(self, V) -> np.ndarray:
+        r"""The M of (28) for V: ``omega_optimal_M(V)``, attaining :math:`\Omega^2(V)` in the domain."""
+        return omega_optimal_M(self._check_V(V), self.n_clusters, domain=self.domain)
+
+    def residuals(self, X) -> dict[str, float]:
+        r"""Violations for the candidate ``V`` (= ``X``) and its recovered M.
+
+        The keys of :func:`~cvxclust.bregman.sets.residuals_M2` (or ``residuals_M3``) for M;
+        ``range``: :math:`\|V - MM^\dagger V\|_F/\|V\|_F` (Im(V) in Im(M), the change of variable
+        V = M Upsilon); ``offsets``: :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty` achieved by the
+        offset solve (the constraint :math:`\Omega^\top\mathbf{1} = \mathbf{1}` of (25)).
+        """
+        V = self._check_V(X)
+        M = self.recover_M(V)
+        res = (residuals_M2 if self.domain == "M2" else residuals_M3)(M, self.n_clusters)
+        proj = M @ np.linalg.lstsq(M, V, rcond=None)[0]
+        res["range"] = float(np.linalg.norm(V - proj) / max(np.linalg.norm(V), 1e-300))
+        res["offsets"] = float(self._offsets(V)[2])
+        return res
+
+    def lower_bound(self, V) -> float:
+        r"""A certified lower bound on the optimal value of (29) from any V (to the accuracy of
+        the offset solve):
+
+        .. math::  L(V) - \langle \nabla L(V), V\rangle - \frac{\Omega_*(\nabla L(V))^2}{2\gamma}.
+        """
+        V = self._check_V(V)
+        G = self.loss_grad(V)
+        dual = omega_dual(G, self.n_clusters, domain=self.domain)
+        return float(self.loss(V) - np.vdot(G, V) - dual**2 / (2 * self.gamma))
+
+    def dual_bound_from_reference(self, problem: cp.Problem) -> float | None:
+        V = self.primary_variable(problem).value
+        return None if V is None else self.lower_bound(np.asarray(V, dtype=float))
+
+    def solve(self, method: str = "auto", **options) -> Result:
+        """Solve (see :class:`Discriminative`); the result also carries ``M`` and ``tau``."""
+        result = super().solve(method, **options)
+        result.M = self.recover_M(result.X)
+        result.tau = self.offsets(result.X)
+        return result
+
+
+@Discriminative.register_solver("conditional-gradient")
+def discriminative_gradient_solver(relaxation: Discriminative, *, tol: float = 1e-6, max_iter: int = 1000,
+                                   time_limit: float = np.inf, local_search: bool = True,
+                                   local_search_iter: int = 30, svd_solver: str = "auto", random_state=None,
+                                   verbose: bool = False) -> Result:
+    r"""Solve (29) by Algorithm 1 with local search on :math:`L(V) + \tfrac{\gamma}{2}\Omega^2(V)`;
+    see :func:`~cvxclust.bregman._conditional_gradient.conditional_gradient` (same options as
+    the ``Conditional`` solver). ``X`` = V, ``dual_bound`` = the certified lower bound."""
+    r = relaxation
+    out = conditional_gradient(
+        r.loss, r.loss_grad, (r.t, r.n), r.n_clusters, r.gamma, domain=r.domain, loss_hvp=r.loss_hvp,
+        local_search=local_search, local_search_iter=local_search_iter, tol=tol, max_iter=max_iter,
+        time_limit=time_limit, svd_solver=svd_solver, random_state=random_state, verbose=verbose,
+        method="conditional-gradient",
+    )
+    return r.make_result(out.T, status=out.status, method="conditional-gradient", iterations=out.iterations,
+                         time=out.time, dual_bound=out.lower_bound, history=out.history)
