@@ -1,16 +1,37 @@
-"""Convex relaxations of Bregman-divergence clustering (work in progress: the foundations).
+"""Convex relaxations of Bregman-divergence clustering.
 
-Source: ``../shared/papers/bregman_convex_relaxations.txt``; equation numbers in the docstrings
-are that paper's.  Built so far: the divergences (:mod:`~cvxclust.bregman.divergences`), the sets
-of normalized equivalence matrices M, M1, M2, M3 with the closed-form M2/M3 projections
-(:mod:`~cvxclust.bregman.sets`), and the norm Omega of Theorem 3 with its dual
-(:func:`~cvxclust.bregman.omega`, :func:`~cvxclust.bregman.omega_dual`).  The relaxations and the estimator are the open part of the
-issue.
+Source: ``../shared/papers/bregman_convex_relaxations.txt`` ("Convex relaxations of Bregman
+divergence clustering"); equation numbers in the docstrings are that paper's (its appendices A-C
+are not in our copy: what they held is derived in the docstrings).
+
+* :mod:`~cvxclust.bregman.divergences`: the divergences (F, transfer, conjugate, domain, joint
+  convexity, cvxpy forms);
+* :mod:`~cvxclust.bregman.sets`: normalized equivalence matrices M and the relaxations M1, M2,
+  M3, with closed-form M2/M3 projections (Lemma 1, (13));
+* :func:`omega`, :func:`omega_dual`: the norm of Theorem 3 (Algorithm 2) and its dual;
+* the relaxations, each a :class:`~cvxclust.Relaxation` with a cvxpy statement and a scalable
+  solver: :class:`ConditionalJC` (10) (ADMM), :class:`Conditional` (15)-(17),
+  :class:`Discriminative` (28)-(29) and :class:`Joint` (32)-(33) (generalized conditional
+  gradient, Algorithm 1);
+* rounding and local re-optimisation (Section 6): :func:`round_equivalence`,
+  :func:`bregman_hard_clustering`, :func:`conditional_hard_clustering`,
+  :func:`joint_hard_clustering`, :func:`soft_bregman_em`.
 """
 
 from . import divergences, sets
-from .divergences import DIVERGENCES, Divergence, get_divergence
+from ._conditional import Conditional
+from ._conditional_jc import ConditionalJC
+from ._discriminative import Discriminative
+from ._joint import Joint
+from ._local import (
+    bregman_hard_clustering,
+    conditional_hard_clustering,
+    joint_hard_clustering,
+    round_equivalence,
+    soft_bregman_em,
+)
 from ._omega import omega, omega_dual, omega_dual_subgradient, omega_optimal_M
+from .divergences import DIVERGENCES, Divergence, get_divergence
 from .sets import (
     M2Projector,
     constraints_M1,
@@ -23,19 +44,28 @@ from .sets import (
 
 __all__ = [
     "DIVERGENCES",
+    "Conditional",
+    "ConditionalJC",
+    "Discriminative",
     "Divergence",
+    "Joint",
     "M2Projector",
+    "bregman_hard_clustering",
+    "conditional_hard_clustering",
     "constraints_M1",
     "constraints_M2",
     "constraints_M3",
     "divergences",
     "equivalence_matrix",
     "get_divergence",
+    "joint_hard_clustering",
     "omega",
     "omega_dual",
     "omega_dual_subgradient",
     "omega_optimal_M",
     "project_M2",
     "project_M3",
+    "round_equivalence",
     "sets",
+    "soft_bregman_em",
 ]

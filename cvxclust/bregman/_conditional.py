@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import cvxpy as cp
 import numpy as np
-import scipy.linalg as sla
 from scipy import special
 
 from .._checks import check_choice, check_data_matrix, check_n_clusters, check_positive
 from .._relaxation import Relaxation, Result
 from ._conditional_gradient import conditional_gradient
+from ._problem import conditional_problem, cvxpy_conjugate
 from ._omega import omega, omega_dual, omega_optimal_M
 from .divergences import (
     Divergence,
@@ -52,91 +52,11 @@ from .divergences import (
     SquaredEuclidean,
     get_divergence,
 )
-from .sets import constraints_M2, constraints_M3, residuals_M2, residuals_M3
+from .sets import residuals_M2, residuals_M3
 
 __all__ = ["Conditional", "conditional_problem", "cvxpy_conjugate", "conditional_gradient_solver"]
 
 _DOMAINS = ("M2", "M3")
-
-
-def cvxpy_conjugate(divergence: Divergence, T: cp.Expression) -> cp.Expression:
-    r"""A DCP expression of :math:`F^*(T)` summed over all entries (rows for Mahalanobis).
-
-    ==============  ====================================  ========================
-    divergence      :math:`F^*(y)`                        cvxpy
-    ==============  ====================================  ========================
-    euclidean       :math:`y^2/2`                          ``sum_squares(T) / 2``
-    mahalanobis     :math:`y^\top W^{-1} y / 2`            ``sum_squares(T L^{-T}) / 2``, W = L L'
-    kl              :math:`e^y`                            ``sum(exp(T))``
-    logistic        :math:`\log(1 + e^y)` (softplus)       ``sum(logistic(T))``
-    itakura-saito   :math:`-1 - \log(-y)`, y < 0           ``sum(-1 - log(-T))``
-    ==============  ====================================  ========================
-
-    Raises
-    ------
-    ValueError
-        For a :class:`Divergence` subclass without a known cvxpy form.
-    """
-    if isinstance(divergence, Mahalanobis):
-        # y' W^{-1} y = ||L^{-1} y||^2 for each row y, i.e. ||T L^{-T}||_F^2 over the rows
-        L_inv_T = sla.solve_triangular(divergence._L, np.eye(divergence.n_features), lower=True).T
-        return 0.5 * cp.sum_squares(T @ L_inv_T)
-    if isinstance(divergence, SquaredEuclidean):
-        return 0.5 * cp.sum_squares(T)
-    if isinstance(divergence, GeneralizedKL):
-        return cp.sum(cp.exp(T))
-    if isinstance(divergence, Logistic):
-        return cp.sum(cp.logistic(T))
-    if isinstance(divergence, ItakuraSaito):
-        return cp.sum(-1.0 - cp.log(-T))
-    raise ValueError(f"divergence {divergence!r} has no cvxpy statement of its conjugate F*; the "
-                     "scalable solver still applies")
-
-
-def conditional_problem(X, divergence, n_clusters: int, alpha: float, *, domain: str = "M2") -> cp.Problem:
-    r"""The matrix-fractional SDP statement of (16); builds, never solves.
-
-    ::
-
-        minimize    F*(T) + F(X) - <X, T> + alpha/2 tr(S)          (= L(T) + alpha/2 tr(S))
-        subject to  [[M, T], [T^T, S]] >> 0                         (constraint 0)
-                    M in M2  (M >> 0, I - M >> 0, tr M <= d, M 1 = 1; constraints 1-4)
-                    or M in M3 (M >> 0, I - M >> 0, tr M <= d - 1; constraints 1-3)
-
-    Its optimal value is that of (17); minimising over (M, S) for fixed T gives
-    ``tr(S) = Omega^2(T)``.
-
-    Parameters
-    ----------
-    X : array_like of shape (t, n)
-        Data in the domain of F.
-    divergence : str or Divergence
-    n_clusters : int
-        d, ``2 <= d <= t``.
-    alpha : float
-        Positive regularisation weight of (14).
-    domain : {"M2", "M3"}, default="M2"
-
-    Returns
-    -------
-    cvxpy.Problem
-        Variables ``"T"`` (t x n, the primary variable), ``"M"`` (t x t symmetric) and
-        ``"S"`` (n x n symmetric).
-    """
-    div = get_divergence(divergence)
-    X = div.check_domain(check_data_matrix(X, "X"), "X")
-    t, n = X.shape
-    d = check_n_clusters(n_clusters, t)
-    check_positive(alpha, "alpha")
-    check_choice(domain, "domain", _DOMAINS)
-    T = cp.Variable((t, n), name="T")
-    M = cp.Variable((t, t), symmetric=True, name="M")
-    S = cp.Variable((n, n), symmetric=True, name="S")
-    block = cp.bmat([[M, T], [T.T, S]])
-    constraints = [(block + block.T) / 2 >> 0]
-    constraints += constraints_M2(M, d) if domain == "M2" else constraints_M3(M, d)
-    loss = cvxpy_conjugate(div, T) + float(div.F(X)) - cp.sum(cp.multiply(X, T))
-    return cp.Problem(cp.Minimize(loss + 0.5 * alpha * cp.trace(S)), constraints)
 
 
 def _hessian_vector(divergence: Divergence, Z: np.ndarray, V: np.ndarray) -> np.ndarray | None:

@@ -121,58 +121,14 @@ from scipy import special
 from .._checks import check_choice, check_data_matrix, check_n_clusters, check_positive
 from .._relaxation import Relaxation, Result
 from ._conditional_gradient import conditional_gradient
+from ._problem import discriminative_problem
 from ._omega import omega, omega_dual, omega_optimal_M
-from .sets import constraints_M2, constraints_M3, residuals_M2, residuals_M3
+from .sets import residuals_M2, residuals_M3
 
 __all__ = ["Discriminative", "discriminative_problem", "optimal_offsets", "discriminative_gradient_solver"]
 
 _DOMAINS = ("M2", "M3")
 _OFFSET_TOL = 1e-12
-
-
-def discriminative_problem(X, n_clusters: int, gamma: float, *, domain: str = "M2") -> cp.Problem:
-    r"""The matrix-fractional statement of (28)/(29); builds, never solves.
-
-    ::
-
-        minimize    gamma/2 tr(S) + 1/t sum_i [ log_sum_exp(Z_i:) - Z_ii ],   Z = X V^T / t + 1 tau^T
-        subject to  [[M, V], [V^T, S]] >> 0                                   (constraint 0)
-                    M in M2 (constraints 1-4) or M in M3 (constraints 1-3)
-
-    Minimising over (M, S) for fixed V gives ``tr(S) = Omega^2(V)``, so the optimal value is that
-    of (29).
-
-    Parameters
-    ----------
-    X : array_like of shape (t, n)
-        Features (any real values).
-    n_clusters : int
-        d, ``2 <= d <= t``.
-    gamma : float
-        Positive weight of :math:`\tfrac12\Omega^2(V)`.
-    domain : {"M2", "M3"}, default="M2"
-
-    Returns
-    -------
-    cvxpy.Problem
-        Variables ``"V"`` (t x n, the primary variable), ``"tau"`` (t), ``"M"`` (t x t) and
-        ``"S"`` (n x n).
-    """
-    X = check_data_matrix(X, "X")
-    t, n = X.shape
-    d = check_n_clusters(n_clusters, t)
-    check_positive(gamma, "gamma")
-    check_choice(domain, "domain", _DOMAINS)
-    V = cp.Variable((t, n), name="V")
-    tau = cp.Variable(t, name="tau")
-    M = cp.Variable((t, t), symmetric=True, name="M")
-    S = cp.Variable((n, n), symmetric=True, name="S")
-    block = cp.bmat([[M, V], [V.T, S]])
-    constraints = [(block + block.T) / 2 >> 0]
-    constraints += constraints_M2(M, d) if domain == "M2" else constraints_M3(M, d)
-    Z = X @ V.T / t + np.ones((t, 1)) @ cp.reshape(tau, (1, t), order="C")
-    loss = (cp.sum(cp.log_sum_exp(Z, axis=1)) - cp.trace(Z)) / t
-    return cp.Problem(cp.Minimize(0.5 * gamma * cp.trace(S) + loss), constraints)
 
 
 def optimal_offsets(A, tau0=None, *, tol: float = _OFFSET_TOL, max_iter: int = 200):

@@ -76,68 +76,16 @@ from scipy import special
 
 from .._checks import check_choice, check_data_matrix, check_labels, check_n_clusters, check_positive
 from .._relaxation import Relaxation, Result
-from ._conditional import _hessian_vector, cvxpy_conjugate
+from ._conditional import _hessian_vector
 from ._conditional_gradient import conditional_gradient
+from ._problem import joint_problem
 from ._omega import omega, omega_dual, omega_optimal_M
 from .divergences import get_divergence
-from .sets import constraints_M2, constraints_M3, residuals_M2, residuals_M3
+from .sets import residuals_M2, residuals_M3
 
 __all__ = ["Joint", "joint_problem", "joint_gradient_solver"]
 
 _DOMAINS = ("M2", "M3")
-
-
-def joint_problem(X, divergence, n_clusters: int, alpha: float, beta: float, *, domain: str = "M2",
-                  W=None) -> cp.Problem:
-    r"""The matrix-fractional statement of (32)/(33); builds, never solves.
-
-    ::
-
-        minimize    log_sum_exp(u / t) - 1'u / t + (F*(T) + F(X) - <X, T>) / t + tr(S) / 2
-        subject to  [[M, [sqrt(beta) u, sqrt(alpha) T]], [., S]] >> 0          (constraint 0)
-                    M in M2 (constraints 1-4) or M in M3 (constraints 1-3)
-        with        [u, T] = Z[:, 0], Z[:, 1:]
-
-    Minimising over (M, S) for fixed Z gives ``tr(S) = Omega^2([sqrt(beta) u, sqrt(alpha) T])``.
-
-    Parameters
-    ----------
-    X : array_like of shape (t, n)
-        Data in the domain of F.
-    divergence : str or Divergence
-        Any divergence with a cvxpy conjugate
-        (:func:`~cvxclust.bregman._conditional.cvxpy_conjugate`).
-    n_clusters : int
-        d, ``2 <= d <= t``.
-    alpha, beta : float
-        Positive weights of the value regularisers of T and u.
-    domain : {"M2", "M3"}, default="M2"
-    W : array_like, optional
-        The weight matrix of the ``"mahalanobis"`` divergence.
-
-    Returns
-    -------
-    cvxpy.Problem
-        Variables ``"Z"`` (t x (1 + n), the primary variable ``[u, T]``), ``"M"``, ``"S"``.
-    """
-    div = get_divergence(divergence, W=W)
-    X = div.check_domain(check_data_matrix(X, "X"), "X")
-    t, n = X.shape
-    d = check_n_clusters(n_clusters, t)
-    check_positive(alpha, "alpha")
-    check_positive(beta, "beta")
-    check_choice(domain, "domain", _DOMAINS)
-    Z = cp.Variable((t, n + 1), name="Z")
-    M = cp.Variable((t, t), symmetric=True, name="M")
-    S = cp.Variable((n + 1, n + 1), symmetric=True, name="S")
-    u, T = Z[:, 0], Z[:, 1:]
-    scaled = Z @ np.diag(np.r_[np.sqrt(beta), np.full(n, np.sqrt(alpha))])
-    block = cp.bmat([[M, scaled], [scaled.T, S]])
-    constraints = [(block + block.T) / 2 >> 0]
-    constraints += constraints_M2(M, d) if domain == "M2" else constraints_M3(M, d)
-    prior = cp.log_sum_exp(u / t) - cp.sum(u) / t
-    likelihood = (cvxpy_conjugate(div, T) + float(div.F(X)) - cp.sum(cp.multiply(X, T))) / t
-    return cp.Problem(cp.Minimize(prior + likelihood + 0.5 * cp.trace(S)), constraints)
 
 
 class Joint(Relaxation):

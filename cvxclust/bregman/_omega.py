@@ -63,6 +63,7 @@ import scipy.sparse.linalg as spla
 from sklearn.utils import check_random_state
 
 from .._checks import check_choice, check_data_matrix, check_int_range, check_n_clusters
+from ._problem import _lifted_constraints
 from .sets import constraints_M2, constraints_M3
 
 __all__ = [
@@ -396,17 +397,6 @@ def omega_dual_subgradient(R, n_clusters: int, *, domain: str = "M3", svd_solver
 # -- cvxpy statements ---------------------------------------------------------------------------
 
 
-def _lifted_ball(T, d: int, domain: str):
-    """Variables M (t x t), S (n x n) and the constraints ``[[M, T], [T^T, S]] >> 0``, M in the set."""
-    t, n = T.shape
-    M = cp.Variable((t, t), symmetric=True, name="M")
-    S = cp.Variable((n, n), symmetric=True, name="S")
-    block = cp.bmat([[M, T], [T.T, S]])
-    # the block is symmetric by construction; symmetrise the expression so cvxpy sees it
-    constraints = [(block + block.T) / 2 >> 0] + (constraints_M3(M, d) if domain == "M3" else constraints_M2(M, d))
-    return M, S, constraints
-
-
 def omega_squared_problem(T, n_clusters: int, *, domain: str = "M3") -> cp.Problem:
     r"""The matrix-fractional SDP whose optimal value is :math:`\Omega^2(T)`; builds, never solves.
 
@@ -434,7 +424,7 @@ def omega_squared_problem(T, n_clusters: int, *, domain: str = "M3") -> cp.Probl
     """
     T, d = _check_matrix(T, "T", n_clusters, domain)
     Tp = cp.Parameter(T.shape, name="T", value=T)
-    _, S, constraints = _lifted_ball(Tp, d, domain)
+    _, S, constraints = _lifted_constraints(Tp, d, domain)
     return cp.Problem(cp.Minimize(cp.trace(S)), constraints)
 
 
@@ -463,7 +453,7 @@ def omega_dual_problem(R, n_clusters: int, *, domain: str = "M3") -> cp.Problem:
     R, d = _check_matrix(R, "R", n_clusters, domain)
     Rp = cp.Parameter(R.shape, name="R", value=R)
     T = cp.Variable(R.shape, name="T")
-    _, S, constraints = _lifted_ball(T, d, domain)
+    _, S, constraints = _lifted_constraints(T, d, domain)
     constraints.append(cp.trace(S) <= 1)
     return cp.Problem(cp.Maximize(cp.sum(cp.multiply(Rp, T))), constraints)
 
