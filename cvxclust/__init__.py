@@ -1,6 +1,6 @@
 """cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them."""
 
-from . import cluhsic, cluhsical, kernels, metrics, rounding, ssc, structures
+from . import bregman, cluhsic, cluhsical, kernels, metrics, rounding, ssc, structures
 from .cluhsic import CLUHSIC
 from .cluhsical import CLUHSICAL
 from ._relaxation import ConvergenceWarning, Relaxation, Result
@@ -18,6 +18,7 @@ __all__ = [
     "metrics",
     "rounding",
     "ssc",
+    "bregman",
     "cluhsic",
     "cluhsical",
     "structures",
