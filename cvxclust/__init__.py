@@ -1,6 +1,7 @@
 """cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them."""
 
 from . import bregman, cluhsic, cluhsical, kernels, metrics, rounding, ssc, structures
+from .bregman import BregmanClustering
 from .cluhsic import CLUHSIC
 from .cluhsical import CLUHSICAL
 from ._relaxation import ConvergenceWarning, Relaxation, Result
@@ -8,6 +9,7 @@ from .ssc import SemidefiniteSpectralClustering
 from .validation import validate
 
 __all__ = [
+    "BregmanClustering",
     "CLUHSIC",
     "CLUHSICAL",
     "ConvergenceWarning",

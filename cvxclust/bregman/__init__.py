@@ -15,13 +15,15 @@ are not in our copy: what they held is derived in the docstrings).
   gradient, Algorithm 1);
 * rounding and local re-optimisation (Section 6): :func:`round_equivalence`,
   :func:`bregman_hard_clustering`, :func:`conditional_hard_clustering`,
-  :func:`joint_hard_clustering`, :func:`soft_bregman_em`.
+  :func:`joint_hard_clustering`, :func:`soft_bregman_em`;
+* the estimator :class:`BregmanClustering` (relaxation, spectral rounding, re-optimisation).
 """
 
 from . import divergences, sets
 from ._conditional import Conditional
 from ._conditional_jc import ConditionalJC
 from ._discriminative import Discriminative
+from ._estimator import BregmanClustering
 from ._joint import Joint
 from ._local import (
     bregman_hard_clustering,
@@ -43,6 +45,7 @@ from .sets import (
 )
 
 __all__ = [
+    "BregmanClustering",
     "DIVERGENCES",
     "Conditional",
     "ConditionalJC",

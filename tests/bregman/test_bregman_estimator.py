@@ -1,0 +1,300 @@
+"""``BregmanClustering``: scikit-learn compatibility, recovery by every model, re-optimisation,
+the hard objectives, bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
+
+from cvxclust.bregman._conditional import Conditional
+from cvxclust.bregman._conditional_jc import ConditionalJC
+from cvxclust.bregman._discriminative import Discriminative
+from cvxclust.bregman._estimator import BregmanClustering, hard_objective
+from cvxclust.bregman._joint import Joint
+from cvxclust.bregman.divergences import Mahalanobis
+from cvxclust.metrics import accuracy
+
+MODELS = ("conditional-jc", "conditional", "discriminative", "joint")
+RELAXATIONS = {"conditional-jc": ConditionalJC, "conditional": Conditional, "discriminative": Discriminative,
+               "joint": Joint}
+
+
+def blobs(per_cluster=10, seed=0, spread=0.6):
+    """Three well-separated 2-D blobs, as (euclidean data, KL data, logistic data, labels):
+    shifted nonnegative for KL, scaled into (0, 1) for the logistic divergence."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 6.0]])
+    X = np.concatenate([rng.normal(c, spread, size=(per_cluster, 2)) for c in centres])
+    y = np.repeat(np.arange(3), per_cluster)
+    X_kl = X - X.min(axis=0)
+    X_log = (X - X.min(axis=0) + 0.5) / (np.ptp(X, axis=0) + 1.0)
+    return {"euclidean": X, "kl": X_kl, "logistic": X_log}, y
+
+
+def fit_quietly(est, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X)
+
+
+# --------------------------------------------------------------------------- scikit-learn checks
+
+# The API checks fit dozens of small random sets; the ADMM is capped (its accuracy is tested
+# below with the defaults) and Joint is loosened (on structureless data its conditional gradient
+# needs 1000+ iterations for the default 1e-4 gap of some checks' data).
+ESTIMATORS = [
+    BregmanClustering(3, solver_options={"max_iter": 100}),
+    BregmanClustering(3, model="conditional"),
+    BregmanClustering(3, model="discriminative"),
+    BregmanClustering(3, model="joint", solver_options={"tol": 1e-3}),
+    BregmanClustering(3, model="conditional", divergence="kl"),
+]
+
+N_CLUSTERS_1 = "the check sets n_clusters=1, which is rejected by design (2 <= n_clusters <= n_samples)"
+NEGATIVE_FOR_KL = ("check_clustering (and its read-only-memmap variant, same name) standardizes make_blobs data "
+                   "whatever the positive_only tag says; the KL divergence rejects the negative entries")
+EXPECTED_FAILED_CHECKS = {
+    "check_dont_overwrite_parameters": N_CLUSTERS_1,
+    "check_fit2d_predict1d": N_CLUSTERS_1,
+    "check_methods_subset_invariance": N_CLUSTERS_1,
+    "check_fit2d_1feature": N_CLUSTERS_1,
+}
+
+
+def expected_failed_checks(estimator):
+    if estimator.divergence == "kl":
+        return {**EXPECTED_FAILED_CHECKS, "check_clustering": NEGATIVE_FOR_KL}
+    return EXPECTED_FAILED_CHECKS
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks, xfail_strict=True)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+@pytest.mark.parametrize("index", [1, 4], ids=["euclidean", "kl"])
+def test_expected_failures_are_exactly_the_justified_ones(index):
+    est = clone(ESTIMATORS[index])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(est, on_fail=None)
+    failed = {}
+    for r in results:
+        if r["status"] == "failed":
+            failed.setdefault(r["check_name"], []).append(r["exception"])
+    assert set(failed) == set(expected_failed_checks(est))
+    for name, exceptions in failed.items():
+        for exception in exceptions:  # check_fit2d_1feature wraps our ValueError in an AssertionError
+            if name == "check_clustering":
+                assert isinstance(exception, ValueError)
+                assert "Negative values in data passed to X" in str(exception)
+            else:
+                assert "n_clusters must be between 2 and n_samples" in str(exception)
+                assert "got 1" in str(exception)
+
+
+def test_kl_carries_the_positive_only_tag():
+    assert BregmanClustering(divergence="kl").__sklearn_tags__().input_tags.positive_only
+    assert BregmanClustering(divergence="poisson").__sklearn_tags__().input_tags.positive_only
+    assert not BregmanClustering().__sklearn_tags__().input_tags.positive_only
+    assert not BregmanClustering(divergence="no such").__sklearn_tags__().input_tags.positive_only
+
+
+# --------------------------------------------------------------------------- recovery
+
+@pytest.mark.parametrize("divergence", ["euclidean", "kl", "logistic"])
+@pytest.mark.parametrize("model", MODELS)
+def test_every_model_recovers_well_separated_blobs(model, divergence):
+    data, y = blobs()
+    est = BregmanClustering(3, model=model, divergence=divergence, random_state=0).fit(data[divergence])
+    assert accuracy(y, est.labels_) == 1.0
+    assert est.labels_.shape == (30,) and est.labels_.dtype.kind == "i"
+    assert isinstance(est.relaxation_, RELAXATIONS[model])
+    assert est.M_.shape == (30, 30)
+    assert est.n_iter_ == est.relaxation_result_.iterations >= 1
+    assert est.relaxation_result_.status == "optimal"
+    # the certified bound of the relaxation's solver holds at its returned point
+    assert est.relaxation_result_.dual_bound <= est.relaxation_result_.objective + 1e-9
+    assert est.n_features_in_ == 2
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_relaxation_bounds_the_hard_objective_for_conditional_jc(model):
+    # (10) over M1 contains the exact set: its optimum is a lower bound on D_F(X, Y Gamma) of every
+    # partition, in particular of the estimator's; the other relaxations state other objectives
+    data, _ = blobs(seed=1, spread=1.2)
+    est = BregmanClustering(3, model=model, random_state=0).fit(data["euclidean"])
+    if model == "conditional-jc":
+        assert est.relaxation_result_.dual_bound <= est.objective_ + 1e-9
+    assert np.isfinite(est.objective_)
+
+
+# --------------------------------------------------------------------------- re-optimisation
+
+@pytest.mark.parametrize("divergence", ["euclidean", "kl"])
+@pytest.mark.parametrize("model", MODELS)
+def test_reoptimize_never_worsens_the_rounded_labels(model, divergence):
+    data, _ = blobs(seed=3, spread=1.6)  # overlapping: rounding and local optimum can differ
+    X = data[divergence]
+    kwargs = dict(model=model, divergence=divergence, random_state=5)
+    est = BregmanClustering(3, **kwargs).fit(X)
+    raw = BregmanClustering(3, reoptimize=False, **kwargs).fit(X)
+    assert est.objective_ <= est.rounded_objective_ * (1 + 1e-12) + 1e-12
+    # the same seed gives the same relaxation and rounding; without reoptimize it is the answer
+    np.testing.assert_array_equal(raw.rounded_labels_, est.rounded_labels_)
+    np.testing.assert_array_equal(raw.labels_, raw.rounded_labels_)
+    assert raw.objective_ == raw.rounded_objective_ == est.rounded_objective_
+    assert raw.reoptimization_ is None
+    # the reported objectives are those of the local method
+    assert est.objective_ == pytest.approx(est.reoptimization_.objective, rel=1e-12)
+    assert est.reoptimization_.history[0] == pytest.approx(est.rounded_objective_, rel=1e-10)
+
+
+def test_reoptimize_improves_a_rounding_that_is_not_a_local_optimum():
+    # measured: the conditional relaxation with KL rounds these blobs imperfectly; the local
+    # re-optimisation of (14) then finds the planted partition (a strict improvement)
+    data, y = blobs(seed=1)
+    est = BregmanClustering(3, model="conditional", divergence="kl", random_state=0).fit(data["kl"])
+    assert accuracy(y, est.rounded_labels_) < 1.0
+    assert accuracy(y, est.labels_) == 1.0
+    assert est.objective_ < est.rounded_objective_ - 1e-6
+
+
+# --------------------------------------------------------------------------- hard objectives
+
+def test_hard_objective_of_conditional_jc_is_half_the_kmeans_inertia():
+    data, _ = blobs(seed=2, spread=1.5)
+    X = data["euclidean"]
+    km = KMeans(3, n_init=5, random_state=0).fit(X)
+    assert hard_objective(X, "euclidean", km.labels_, 3) == pytest.approx(km.inertia_ / 2, rel=1e-10)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_hard_objective_matches_the_local_methods(model):
+    data, _ = blobs(seed=4, spread=1.4)
+    X = data["kl"]
+    est = BregmanClustering(3, model=model, divergence="kl", alpha=0.05, random_state=1).fit(X)
+    assert hard_objective(X, "kl", est.labels_, 3, model=model, alpha=0.05) == pytest.approx(
+        est.reoptimization_.objective, rel=1e-10)
+
+
+def test_hard_objective_joint_adds_the_entropy_of_the_sizes():
+    X = np.array([[0.0], [1.0], [5.0], [6.0], [7.0]])
+    labels = np.array([0, 0, 1, 1, 1])
+    within = 0.5 * (0.25 + 0.25) + 0.5 * (1.0 + 0.0 + 1.0)  # D_F = ||x - mu||^2 / 2
+    entropy = -(2 * np.log(2 / 5) + 3 * np.log(3 / 5))
+    assert hard_objective(X, "euclidean", labels, 2) == pytest.approx(within)
+    assert hard_objective(X, "euclidean", labels, 2, model="joint") == pytest.approx(within + entropy)
+    # an empty cluster contributes nothing to either term
+    assert hard_objective(X, "euclidean", labels, 3, model="joint") == pytest.approx(within + entropy)
+
+
+# --------------------------------------------------------------------------- options
+
+def test_mahalanobis_instance_with_identity_weight_equals_euclidean():
+    data, _ = blobs(seed=2, spread=1.5)
+    X = data["euclidean"]
+    a = BregmanClustering(3, model="conditional", random_state=0).fit(X)
+    b = BregmanClustering(3, model="conditional", divergence=Mahalanobis(np.eye(2)), random_state=0).fit(X)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert b.objective_ == pytest.approx(a.objective_, rel=1e-8)
+    c = clone(b).fit(X)  # the Divergence instance survives clone
+    np.testing.assert_array_equal(c.labels_, b.labels_)
+
+
+def test_same_random_state_same_result_and_fit_predict():
+    data, _ = blobs(seed=3, spread=1.6)
+    X = data["euclidean"]
+    est = BregmanClustering(3, model="joint", random_state=7)
+    np.testing.assert_array_equal(est.fit_predict(X), clone(est).fit(X).labels_)
+
+
+def test_solver_limit_gives_convergence_warning_and_honest_status():
+    data, y = blobs()
+    with pytest.warns(ConvergenceWarning):
+        est = BregmanClustering(3, solver_options={"max_iter": 3}, random_state=0).fit(data["euclidean"])
+    assert est.relaxation_result_.status == "max_iter"
+    assert est.n_iter_ == 3
+    assert est.labels_.shape == y.shape  # a feasible M is still rounded
+
+
+def test_solver_options_override_the_estimator_defaults():
+    data, _ = blobs()
+    X = data["euclidean"]
+    loose = BregmanClustering(3, random_state=0).fit(X)
+    tight = BregmanClustering(3, solver_options={"tol": 1e-4, "residual_tol": 1e-4}, random_state=0).fit(X)
+    assert tight.relaxation_result_.relative_gap <= 1e-4
+    assert tight.n_iter_ > loose.n_iter_
+
+
+# --------------------------------------------------------------------------- bad input
+
+X_OK = blobs()[0]["euclidean"]
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"n_clusters": 1}, "n_clusters"),
+        ({"n_clusters": 31}, "n_clusters"),
+        ({"n_clusters": 2.5}, "n_clusters"),
+        ({"n_clusters": True}, "n_clusters"),
+        ({"divergence": "hellinger"}, "divergence"),
+        ({"divergence": "mahalanobis"}, "divergence"),
+        ({"divergence": "itakura-saito"}, "divergence"),  # conditional-jc needs joint convexity
+        ({"model": "kmeans"}, "model"),
+        ({"rounding": "yu-shi"}, "rounding"),
+        ({"alpha": 0.0, "model": "conditional"}, "alpha"),
+        ({"beta": -1.0, "model": "joint"}, "beta"),
+        ({"gamma": float("nan"), "model": "discriminative"}, "gamma"),
+        ({"n_init": 0}, "n_init"),
+        ({"reoptimize": "yes"}, "reoptimize"),
+        ({"solver_options": [("tol", 1e-3)]}, "solver_options"),
+    ],
+)
+def test_bad_parameters_raise_value_error_naming_them(params, name):
+    with pytest.raises(ValueError, match=name):
+        BregmanClustering(**{"n_clusters": 3, **params}).fit(X_OK)
+
+
+@pytest.mark.parametrize(
+    "divergence, X",
+    [
+        ("kl", X_OK),  # negative counts
+        ("logistic", X_OK - X_OK.min() + 0.5),  # outside (0, 1)
+        ("logistic", np.clip(blobs()[0]["logistic"], 0.0, 0.5) * 2.0),  # the closed ends 0 and 1
+        ("itakura-saito", blobs()[0]["kl"]),  # zeros are outside (0, inf)
+    ],
+    ids=["kl-negative", "logistic-above-one", "logistic-endpoints", "itakura-saito-zero"],
+)
+def test_data_outside_the_domain_raises_naming_X(divergence, X):
+    with pytest.raises(ValueError, match="X"):
+        BregmanClustering(3, model="conditional", divergence=divergence).fit(X)
+
+
+def test_itakura_saito_works_with_the_conditional_model():
+    data, y = blobs()
+    est = BregmanClustering(3, model="conditional", divergence="itakura-saito", random_state=0).fit(data["kl"] + 1.0)
+    assert accuracy(y, est.labels_) == 1.0
+
+
+@pytest.mark.parametrize("X", [np.array([[np.nan, 1.0], [2.0, 3.0], [1.0, 1.0]]), np.ones((1, 2)), np.ones(5)],
+                         ids=["nan", "one-sample", "1-d"])
+def test_bad_data_raises_value_error(X):
+    with pytest.raises(ValueError):
+        BregmanClustering(2).fit(X)
+
+
+def test_estimator_is_exported():
+    import cvxclust
+    from cvxclust.bregman import BregmanClustering as FromFamily
+
+    assert cvxclust.BregmanClustering is FromFamily
