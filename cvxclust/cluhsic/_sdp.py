@@ -31,7 +31,7 @@ import scipy.linalg as sla
 from .._checks import check_int_range, check_positive, check_square_matrix
 from .._relaxation import Relaxation
 from .._stopping import IterationMonitor
-from ..linalg import PSDProjector
+from ..linalg import PSDProjector, with_blas_threads
 from ..structures import check_output_kernel
 from ._objectives import check_labels
 
@@ -403,6 +403,7 @@ def _lambda_max(M: np.ndarray) -> float:
                           check_finite=False)[0])
 
 
+@with_blas_threads(lambda relaxation: relaxation.m * relaxation.c)
 def admm(
     relaxation: CLUHSICSDP,
     *,
