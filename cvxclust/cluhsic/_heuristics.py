@@ -29,6 +29,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from .._checks import check_bool, check_int_range, check_positive, check_square_matrix
+from .._restarts import best_of_starts
 from .._stopping import IterationMonitor
 from ..rounding import spectral_embedding
 from ..structures import check_output_kernel
@@ -279,16 +280,10 @@ def greedy(K, A, *, normalized: bool = True, init=None, known=None, max_iter: in
         if n_init != 1:
             raise ValueError(f"n_init must be 1 when init is given, got {n_init}")
     rng = check_random_state(random_state)
-    fixed = known >= 0
-    free = np.flatnonzero(~fixed)
-    best = None
-    for _ in range(n_init):
-        labels = init.copy() if init is not None else rng.randint(c, size=m)
-        labels[fixed] = known[fixed]
-        run = _local_search(K, A, labels.astype(int), free, normalized, rng, max_iter, tol, time_limit)
-        if best is None or run[1] > best[1]:
-            best = run
-    labels, f, status, sweeps, history = best
+    free = np.flatnonzero(known < 0)
+    labels, f, status, sweeps, history = best_of_starts(
+        lambda start: _local_search(K, A, start, free, normalized, rng, max_iter, tol, time_limit),
+        m, c, known=known, init=init, n_init=n_init, rng=rng)
     return HeuristicResult(labels=labels, objective=f, method="greedy", status=status, iterations=sweeps,
                            time=time.perf_counter() - start,
                            P=partition_matrix(labels, c, normalized=normalized), history=history)

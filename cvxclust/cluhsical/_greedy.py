@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
+from .._restarts import best_of_starts
 from .._stopping import IterationMonitor
 from ..cluhsic import HeuristicResult
 from ..cluhsic import greedy as cluhsic_greedy
@@ -254,16 +255,10 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
         scale = model.weight * m * scale + model.penalty
     scale = max(scale, 1e-300)
     rng = check_random_state(random_state)
-    fixed = known >= 0
-    free = np.flatnonzero(~fixed)
-    best = None
-    for _ in range(n_init):
-        labels = init.copy() if init is not None else rng.randint(c, size=m)
-        labels[fixed] = known[fixed]
-        run = _local_search(K, model, labels.astype(int), free, rng, max_iter, tol, time_limit, scale)
-        if best is None or run[1] > best[1]:
-            best = run
-    labels, f, status, sweeps, history = best
+    free = np.flatnonzero(known < 0)
+    labels, f, status, sweeps, history = best_of_starts(
+        lambda start: _local_search(K, model, start, free, rng, max_iter, tol, time_limit, scale),
+        m, c, known=known, init=init, n_init=n_init, rng=rng)
     return HeuristicResult(labels=labels, objective=f, method="cluhsical-greedy", status=status, iterations=sweeps,
                            time=time.perf_counter() - start, P=partition_matrix(labels, loss, normalization),
                            history=history)
