@@ -130,12 +130,15 @@ class Relaxation(ABC):
         """A certified bound computed from the dual values of a solved :meth:`problem`."""
         return None
 
+    #: name of the cvxpy variable of ``problem()`` that holds the primary matrix
+    primary_name: str = "X"
+
     def primary_variable(self, problem: cp.Problem) -> cp.Variable:
-        """The variable of ``problem`` that holds the primary matrix (named ``"X"``)."""
+        """The variable of ``problem`` that holds the primary matrix (named ``primary_name``)."""
         for var in problem.variables():
-            if var.name() == "X":
+            if var.name() == self.primary_name:
                 return var
-        raise ValueError(f"problem() of {self.name} has no variable named 'X'")
+        raise ValueError(f"problem() of {self.name} has no variable named {self.primary_name!r}")
 
     # -- the registry ----------------------------------------------------------------------
     @classmethod

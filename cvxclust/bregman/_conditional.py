@@ -108,6 +108,7 @@ class Conditional(Relaxation):
     """
 
     name = "Conditional"
+    primary_name = "T"
     default_method = "conditional-gradient"
 
     def __init__(self, X, divergence, n_clusters: int, *, alpha: float = 1e-2,
@@ -124,12 +125,6 @@ class Conditional(Relaxation):
     # -- the statement ----------------------------------------------------------------------
     def problem(self) -> cp.Problem:
         return conditional_problem(self.X, self.divergence, self.n_clusters, self.alpha, domain=self.domain)
-
-    def primary_variable(self, problem: cp.Problem) -> cp.Variable:
-        for var in problem.variables():
-            if var.name() == "T":
-                return var
-        raise ValueError("problem() of Conditional has no variable named 'T'")
 
     # -- the loss and its derivatives ----------------------------------------------------------
     def _check_T(self, T) -> np.ndarray:

@@ -236,6 +236,7 @@ class Discriminative(Relaxation):
     """
 
     name = "Discriminative"
+    primary_name = "V"
     default_method = "conditional-gradient"
 
     def __init__(self, X, n_clusters: int, *, gamma: float = 1e-3, domain: str = "M2"):
@@ -251,12 +252,6 @@ class Discriminative(Relaxation):
     # -- the statement ----------------------------------------------------------------------
     def problem(self) -> cp.Problem:
         return discriminative_problem(self.X, self.n_clusters, self.gamma, domain=self.domain)
-
-    def primary_variable(self, problem: cp.Problem) -> cp.Variable:
-        for var in problem.variables():
-            if var.name() == "V":
-                return var
-        raise ValueError("problem() of Discriminative has no variable named 'V'")
 
     # -- the reduced loss L(V) = min_tau l(V, tau) and its derivatives --------------------------
     def _check_V(self, V) -> np.ndarray:

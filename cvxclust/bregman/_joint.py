@@ -119,6 +119,7 @@ class Joint(Relaxation):
     """
 
     name = "Joint"
+    primary_name = "Z"
     default_method = "conditional-gradient"
 
     def __init__(self, X, divergence, n_clusters: int, *, alpha: float = 1e-2, beta: float = 1e-2,
@@ -139,12 +140,6 @@ class Joint(Relaxation):
     def problem(self) -> cp.Problem:
         return joint_problem(self.X, self.divergence, self.n_clusters, self.alpha, self.beta,
                              domain=self.domain, W=getattr(self.divergence, "W", None))
-
-    def primary_variable(self, problem: cp.Problem) -> cp.Variable:
-        for var in problem.variables():
-            if var.name() == "Z":
-                return var
-        raise ValueError("problem() of Joint has no variable named 'Z'")
 
     # -- the loss in the unscaled variable Z = [u, T] ----------------------------------------
     def _check_Z(self, Z) -> np.ndarray:
