@@ -29,7 +29,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from .._checks import check_bool, check_int_range, check_positive, check_square_matrix
-from .._restarts import best_of_starts
+from .._local_search import best_of_starts, labeling_statistics, move_point
 from .._stopping import IterationMonitor
 from ..rounding import spectral_embedding
 from ..structures import check_output_kernel
@@ -123,12 +123,6 @@ def _kmeans_rows(U: np.ndarray, c: int, n_init: int, rng) -> np.ndarray:
 # --------------------------------------------------------------------------- greedy
 
 
-def _statistics(K: np.ndarray, labels: np.ndarray, c: int):
-    """``K Pi`` (m x c), ``S = Pi^T K Pi`` (c x c) and the cluster sizes, computed afresh."""
-    Pi = partition_matrix(labels, c)
-    KPi = K @ Pi
-    return KPi, Pi.T @ KPi, Pi.sum(axis=0).astype(int)
-
 
 def _weights(sizes: np.ndarray, normalized: bool) -> np.ndarray:
     if not normalized:
@@ -180,7 +174,7 @@ def _local_search(K, A, labels, free, normalized, rng, max_iter, tol, time_limit
     diag_K = np.diag(K).copy()
     # moves must gain more than rounding noise, or ties could cycle forever
     scale = max(np.abs(K).max() * np.abs(A).max(), 1e-300)
-    KPi, S, sizes = _statistics(K, labels, c)
+    KPi, S, sizes = labeling_statistics(K, labels, c)
     f = _value(A, S, sizes, normalized)
     history = [{"iteration": 0, "time": 0.0, "objective": f, "moves": 0}]
     monitor = IterationMonitor("greedy", tol=tol, max_iter=max_iter, time_limit=time_limit)
@@ -192,23 +186,10 @@ def _local_search(K, A, labels, free, normalized, rng, max_iter, tol, time_limit
             b = int(np.argmax(gains))
             if gains[b] - gains[a] <= tol * max(abs(f), scale):
                 continue
-            # O(m + c) update of K Pi, S and the sizes
-            r0 = KPi[i].copy()
-            r0[a] -= diag_K[i]
-            S[a, :] -= r0
-            S[:, a] -= r0
-            S[a, a] -= diag_K[i]
-            S[b, :] += r0
-            S[:, b] += r0
-            S[b, b] += diag_K[i]
-            KPi[:, a] -= K[:, i]
-            KPi[:, b] += K[:, i]
-            sizes[a] -= 1
-            sizes[b] += 1
-            labels[i] = b
+            move_point(K, KPi, S, sizes, labels, i, b)
             moves += 1
         # recompute once per sweep (O(m^2 c), the cost of the sweep) so no rounding drift builds up
-        KPi, S, sizes = _statistics(K, labels, c)
+        KPi, S, sizes = labeling_statistics(K, labels, c)
         f = _value(A, S, sizes, normalized)
         monitor.record(objective=f, moves=moves)
         if moves == 0:

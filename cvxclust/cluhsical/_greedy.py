@@ -27,11 +27,10 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
-from .._restarts import best_of_starts
+from .._local_search import best_of_starts, labeling_statistics, move_point
 from .._stopping import IterationMonitor
 from ..cluhsic import HeuristicResult
 from ..cluhsic import greedy as cluhsic_greedy
-from ..cluhsic import partition_matrix as _assignment_matrix
 from ..structures import check_loss_matrix, check_output_kernel
 from ._partition import (
     _C_default,
@@ -107,17 +106,11 @@ class _Objective:
         return f - self.penalty * l1.sum(axis=1) if self.penalty else f
 
 
-def _statistics(K, labels, c):
-    """``K Pi`` (m x c), ``S = Pi^T K Pi`` and the sizes, computed afresh."""
-    Pi = _assignment_matrix(labels, c)
-    KPi = K @ Pi
-    return KPi, Pi.T @ KPi, np.bincount(labels, minlength=c)
-
 
 def _local_search(K, model, labels, free, rng, max_iter, tol, time_limit, scale):
     c = model.A.shape[0]
     diag_K = np.diag(K).copy()
-    KPi, S, sizes = _statistics(K, labels, c)
+    KPi, S, sizes = labeling_statistics(K, labels, c)
     f = model.value(S, sizes)
     history = [{"iteration": 0, "time": 0.0, "objective": f, "moves": 0}]
     monitor = IterationMonitor("cluhsical-greedy", tol=tol, max_iter=max_iter, time_limit=time_limit)
@@ -130,22 +123,10 @@ def _local_search(K, model, labels, free, rng, max_iter, tol, time_limit, scale)
             # a move must gain more than rounding noise, or ties could cycle forever
             if values[b] - values[a] <= tol * max(abs(values[a]), scale):
                 continue
-            r0 = KPi[i].copy()
-            r0[a] -= diag_K[i]
-            S[a, :] -= r0
-            S[:, a] -= r0
-            S[a, a] -= diag_K[i]
-            S[b, :] += r0
-            S[:, b] += r0
-            S[b, b] += diag_K[i]
-            KPi[:, a] -= K[:, i]  # O(m) per move
-            KPi[:, b] += K[:, i]
-            sizes[a] -= 1
-            sizes[b] += 1
-            labels[i] = b
+            move_point(K, KPi, S, sizes, labels, i, b)
             moves += 1
         # recompute once per sweep (O(m^2 c), the cost of the sweep) so no rounding drift builds up
-        KPi, S, sizes = _statistics(K, labels, c)
+        KPi, S, sizes = labeling_statistics(K, labels, c)
         f = model.value(S, sizes)
         monitor.record(objective=f, moves=moves)
         if moves == 0:

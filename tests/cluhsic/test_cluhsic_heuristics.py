@@ -9,10 +9,10 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
+from cvxclust._local_search import labeling_statistics as _statistics
 from cvxclust.cluhsic._heuristics import (
     HeuristicResult,
     _move_gains,
-    _statistics,
     cccp,
     greedy,
     nmf,
