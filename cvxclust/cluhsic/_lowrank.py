@@ -40,6 +40,26 @@ infeasibility ``||h - b||_inf`` has not dropped below ``decrease`` times its pre
 classic rule of Conn, Gould & Toint / Burer & Monteiro).  The outer loop stops when
 ``||h - b||_inf <= tol``.
 
+Two departures from the plain method make it scale:
+
+* **Feasibility restoration.**  With ``Y >= 0`` the off-diagonal constraints of (5.27) are
+  complementarity constraints (``<Y_i, Y_j> = 0`` iff no entry is positive in both blocks), at
+  which the augmented Lagrangian converges slowly: on 500 digits it reaches infeasibility
+  5e-4 in 4 outer iterations (28 s) and needs 8 more (77 s) for 1e-6, with sigma up to 1e9,
+  while the objective no longer moves.  Once an outer iterate is within ``restore_below``
+  (1e-3) of feasible, :func:`_restore` gives every entry to the block where it is largest
+  and takes Gauss-Newton steps on that face to ``1e-3 tol``; the restored factor is returned
+  (restored from the 4th iterate above: objective 249.05 against 249.03 for the full run).
+  When a limit stops the loop, the restoration is tried once more, so that the factor
+  returned is feasible whenever it can be; the status stays ``"max_iter"``/``"time_limit"``.
+* **Working set.**  Each inner solve optimizes only the entries that are positive or whose
+  partial derivative would raise them from 0 by more than the inner tolerance; the others
+  stay at 0 until the next outer iteration.  Most entries sit at their bound (each row
+  belongs mostly to one block), and L-BFGS-B's own work grows with its variable count.
+
+``status == "optimal"`` means what it always meant here: the returned factor satisfies the
+constraints to ``tol``.  As for every local method on (5.30), it does not certify a maximum.
+
 The start is nonnegative with disjoint block supports (each entry ``(l, a)`` belongs to one
 cluster), so (5.27)'s off-diagonal constraints hold from the start, scaled to be nearly feasible
 (see ``_initial_factor``).  With ``init="random"`` (the paper's start) each entry's cluster is
@@ -77,6 +97,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import Bounds, linear_sum_assignment, minimize, quadratic_assignment
+from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.utils import check_random_state
 
 from .._checks import check_choice, check_int_range, check_positive, check_square_matrix
@@ -203,6 +224,13 @@ class _AugmentedLagrangian:
         grad += np.einsum("imr,m->ir", Y3, w_bdiag)[:, None, :]
         return grad
 
+    def constraint_jvp(self, Y3: np.ndarray, D: np.ndarray, t: np.ndarray):
+        """The directional derivative ``h'(Y)[D]`` (odiag upper triangle, bdiag), ``t = Y^T 1`` blockwise:
+        ``d<Y_i, Y_j> = <D_i, Y_j> + <Y_i, D_j>`` and ``d(Y_i t_i) = D_i t_i + Y_i (D_i^T 1)``."""
+        c = Y3.shape[0]
+        M = Y3.reshape(c, -1) @ D.reshape(c, -1).T
+        return (M + M.T)[self.upper], np.einsum("imr,ir->m", D, t) + np.einsum("imr,ir->m", Y3, D.sum(axis=1))
+
     def value_and_grad(self, Y3: np.ndarray, y_odiag, y_bdiag, sigma: float):
         """``L_sigma(Y; y)`` and its gradient (same shape as ``Y3``)."""
         f, grad_f, g, grad_g = self.objective_terms(Y3)
@@ -258,6 +286,48 @@ def lowrank_residuals(Y, m: int, c: int) -> dict[str, float]:
         "bdiag": float(np.abs(u).max()),
         "nonnegativity": float(max(-Y.min(), 0.0)),
     }
+
+
+def _restore(ev: _AugmentedLagrangian, Y3: np.ndarray, tol: float, max_steps: int = 30):
+    r"""Feasibility restoration on one face of (5.30): the nearest-step Gauss-Newton projection onto
+    ``h(Y) = b`` with the support of ``Y`` fixed.
+
+    With ``Y >= 0``, ``<Y_i, Y_j> = 0`` (i != j) holds iff no entry ``(l, a)`` is positive in two
+    blocks: a complementarity constraint, at which the constraint gradients are degenerate and
+    the augmented Lagrangian converges slowly (on 500 digits, 4 outer iterations reach
+    infeasibility 5e-4 and 8 more are needed for 1e-6).  Giving each entry to the block where it
+    is largest (zeroing it elsewhere) makes those constraints hold exactly; on that face the
+    rest, ``||Y_i||^2 = 1`` and (5.29), have well-conditioned gradients, and Gauss-Newton steps
+    ``D = J^T lambda`` with ``J J^T lambda = -(h - b)`` (J restricted to the positive entries,
+    solved by conjugate gradients with the products of :meth:`constraint_vjp` and
+    :meth:`constraint_jvp`) converge to ``tol`` in a few steps, each shortened so that no entry
+    loses more than half its value (nonnegativity).  Known-label zeros stay zero.
+
+    Returns the restored ``Y3`` and its infeasibility ``||h - b||_inf`` (check it against ``tol``).
+    """
+    c, m, r = Y3.shape
+    owner = Y3.argmax(axis=0)
+    Y3 = np.where(np.arange(c)[:, None, None] == owner[None], Y3, 0.0)
+    n_odiag = ev.n_odiag
+    size = n_odiag + m
+    infeasibility = np.inf
+    for step in range(max_steps + 1):
+        h_o, h_b, t = ev.constraints(Y3)
+        infeasibility = float(max(np.abs(h_o).max(), np.abs(h_b).max()))
+        if infeasibility <= tol or step == max_steps:
+            break
+        positive = Y3 > 0
+
+        def normal_product(lam, Y3=Y3, t=t, positive=positive):  # J J^T lambda on the positive entries
+            D = positive * ev.constraint_vjp(Y3, lam[:n_odiag], lam[n_odiag:], t)
+            return np.concatenate(ev.constraint_jvp(Y3, D, t))
+
+        lam, _ = cg(LinearOperator((size, size), matvec=normal_product), -np.concatenate([h_o, h_b]),
+                    rtol=1e-8, maxiter=10 * size)
+        D = positive * ev.constraint_vjp(Y3, lam[:n_odiag], lam[n_odiag:], t)
+        shrink = float((-D / np.where(positive, Y3, np.inf)).max())
+        Y3 = np.maximum(Y3 + min(1.0, 0.5 / max(shrink, 1e-300)) * D, 0.0)
+    return Y3, infeasibility
 
 
 def _initial_factor(rng, c: int, m: int, r: int, known: np.ndarray | None, ev: _AugmentedLagrangian,
@@ -356,9 +426,10 @@ def lowrank(
     sigma: float = 10.0,
     penalty_growth: float = 10.0,
     decrease: float = 0.25,
-    inner_max_iter: int = 2000,
+    inner_max_iter: int = 500,
     init="spectral",
     Y0=None,
+    restore_below: float = 1e-3,
 ) -> LowRankResult:
     r"""Maximize the low-rank SDP (5.30) over ``Y >= 0`` by an augmented Lagrangian.
 
@@ -407,6 +478,9 @@ def lowrank(
     Y0 : array-like of shape (m * c, r), optional
         Nonnegative starting factor (overrides ``rank`` and ``init``); known-label zeros are
         applied to it.
+    restore_below : float
+        Once the infeasibility of an outer iterate is at most this, try the feasibility
+        restoration of :func:`_restore` (Gauss-Newton on the iterate's face); 0 disables it.
 
     Returns
     -------
@@ -429,6 +503,8 @@ def lowrank(
     if decrease >= 1:
         raise ValueError(f"decrease must lie in (0, 1), got {decrease!r}")
     inner_max_iter = check_int_range(inner_max_iter, "inner_max_iter", 1)
+    if isinstance(restore_below, bool) or not isinstance(restore_below, numbers.Real) or not restore_below >= 0:
+        raise ValueError(f"restore_below must be a number >= 0, got {restore_below!r}")
     fixed = None
     if known is not None:
         known = check_labels(known, m, c, name="known", allow_unknown=True)
@@ -456,7 +532,6 @@ def lowrank(
     upper = np.zeros((c, m, rank)) + np.inf
     if fixed is not None:
         upper[fixed] = 0.0
-    bounds = Bounds(np.zeros(upper.size), upper.ravel())
     shape = (c, m, rank)
 
     y_o, y_b = np.zeros(ev.n_odiag), np.zeros(m)
@@ -480,23 +555,42 @@ def lowrank(
         # ones must be to reach tol
         gtol = grad_scale * float(np.clip(0.01 * infeasibility, 1e-3 * tol, 1e-3))
 
-        def fun(x, y_o=y_o, y_b=y_b, sigma=sigma):
-            value, grad = ev.value_and_grad(x.reshape(shape), y_o, y_b, sigma)
-            return value, grad.ravel()
+        # working set: the entries that are positive or that the Lagrangian would raise from 0;
+        # the others stay at 0 for this inner solve (L-BFGS-B's own work grows with its variables,
+        # and most entries sit at their bound: each row belongs mostly to one block)
+        _, grad = ev.value_and_grad(Y3, y_o, y_b, sigma)
+        work = np.flatnonzero((upper > 0) & ((Y3 > 0) | (grad < -gtol)))
+        full = np.zeros(Y3.size)
 
-        res = minimize(fun, Y3.ravel(), jac=True, method="L-BFGS-B", bounds=bounds,
+        def fun(x, y_o=y_o, y_b=y_b, sigma=sigma, work=work, full=full):
+            full[work] = x
+            value, grad = ev.value_and_grad(full.reshape(shape), y_o, y_b, sigma)
+            return value, grad.ravel()[work]
+
+        res = minimize(fun, Y3.ravel()[work], jac=True, method="L-BFGS-B",
+                       bounds=Bounds(np.zeros(work.size), upper.ravel()[work]),
                        callback=stop_on_time,
                        options={"maxiter": inner_max_iter, "maxfun": 2 * inner_max_iter,
                                 "gtol": gtol, "ftol": 1e-15, "maxcor": 10})
         # L-BFGS-B keeps its iterates inside the bounds; clip guards the last rounding ulp
-        Y3 = np.maximum(res.x, 0.0).reshape(shape)
+        Y3 = np.zeros(Y3.size)
+        Y3[work] = np.maximum(res.x, 0.0)
+        Y3 = Y3.reshape(shape)
         inner_total += int(res.nit)
         h_o, h_b, _ = ev.constraints(Y3)
         infeasibility = float(max(np.abs(h_o).max(), np.abs(h_b).max()))
-        f, _, g, _ = ev.objective_terms(Y3)
+        restored = None
+        if tol < infeasibility <= restore_below:
+            candidate, candidate_infeasibility = _restore(ev, Y3, 1e-3 * tol)
+            if candidate_infeasibility <= tol:
+                restored, infeasibility = candidate, candidate_infeasibility
+        f, _, g, _ = ev.objective_terms(Y3 if restored is None else restored)
         monitor.record(objective=f, penalized_objective=f + gamma * g, infeasibility=infeasibility,
                        sigma=float(sigma), inner_iterations=int(res.nit), inner_evaluations=int(res.nfev),
-                       inner_gtol=gtol, inner_message=str(res.message))
+                       inner_gtol=gtol, inner_message=str(res.message), restored=restored is not None,
+                       working_set=work.size / Y3.size)
+        if restored is not None:
+            Y3 = restored
         if infeasibility <= tol:
             monitor.converged()
             break
@@ -506,6 +600,11 @@ def lowrank(
         if infeasibility > decrease * reference:
             sigma *= penalty_growth
         reference = min(reference, infeasibility)
+    if monitor.status != "optimal" and restore_below > 0:
+        # stopped by a limit: return a feasible factor if one is at hand (the status stays)
+        candidate, candidate_infeasibility = _restore(ev, Y3, 1e-3 * tol)
+        if candidate_infeasibility <= tol:
+            Y3 = candidate
 
     Y = Y3.reshape(m * c, rank)
     f, _, g, _ = ev.objective_terms(Y3)
