@@ -326,6 +326,7 @@ def test_starting_point():
     ({"inner_max_iter": 0}, "inner_max_iter"),
     ({"restore_below": -1e-3}, "restore_below"),
     ({"restore_below": "yes"}, "restore_below"),
+    ({"restore_stall": np.nan}, "restore_stall"),
     ({"init": "kmeans"}, "init"),
     ({"init": np.array([0, 1, 2, 3, 0, 1])}, "init"),
 ])
