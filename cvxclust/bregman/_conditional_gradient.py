@@ -262,6 +262,11 @@ def variational_basis(T: np.ndarray, d: int, domain: str = "M2") -> tuple[np.nda
     A = T - T.mean(axis=0) if domain == "M2" else T
     U, sv, _ = np.linalg.svd(A, full_matrices=False)
     sv = np.where(sv > sv.max(initial=0.0) * max(T.shape) * np.finfo(float).eps, sv, 0.0)
+    if domain == "M2":
+        # HT's singular vectors for nonzero singular values are orthogonal to 1; a null vector
+        # along 1 whose round-off singular value passed the threshold would get a tiny sigma and
+        # blow tr(T' M^+ T) up through the 1'T part (seen on the joint model: 1.6e6 for 35)
+        sv = np.where(np.abs(U.sum(axis=0)) <= 1e-8 * np.sqrt(t), sv, 0.0)
     sigma = omega_eigenvalues(sv, d)
     keep = sigma > 0
     U, sigma = U[:, keep], sigma[keep]
@@ -314,12 +319,17 @@ def local_search_step(loss: Callable, loss_grad: Callable, T: np.ndarray, d: int
         om2, om2_grad = omega_squared_gradient(Z, d, domain)
         return value + 0.5 * alpha * om2, (loss_grad(Z) + 0.5 * alpha * om2_grad).ravel()
 
-    start = fun(T.ravel())[0]
+    def exact(Z):  # P with Omega by Algorithm 2: candidates are judged by it alone
+        value = loss(Z)
+        return value + 0.5 * alpha * omega(Z, d, domain=domain) ** 2 if np.isfinite(value) else np.inf
+
+    start = exact(T)
     with np.errstate(over="ignore", invalid="ignore"):
         res = optimize.minimize(fun, T.ravel(), jac=True, method="L-BFGS-B",
                                 options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-14})
-    if np.isfinite(res.fun) and res.fun < start:
-        T, start = res.x.reshape(shape), float(res.fun)
+    candidate = exact(res.x.reshape(shape)) if np.isfinite(res.fun) else np.inf
+    if candidate < start:
+        T, start = res.x.reshape(shape), float(candidate)
     # then the smooth problem in the subspace of the directions with sigma_i > 1e-6 max sigma
     # (factored form, fixed basis): where the optimum is rank deficient P has a kink that stalls
     # L-BFGS on T, and the step above leaves spurious tiny singular values that this one drops
@@ -341,7 +351,7 @@ def local_search_step(loss: Callable, loss_grad: Callable, T: np.ndarray, d: int
         res = optimize.minimize(fun_sub, D0.ravel(), jac=True, method="L-BFGS-B",
                                 options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-14})
     T_sub = B @ res.x.reshape(r, shape[1])
-    sub_value = fun(T_sub.ravel())[0]  # exact P (<= the subspace bound res.fun)
+    sub_value = exact(T_sub)
     if np.isfinite(sub_value) and sub_value < start:
         return T_sub, float(sub_value)
     return T, float(start)

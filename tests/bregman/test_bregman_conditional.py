@@ -143,6 +143,19 @@ def test_omega_squared_gradient_finite_differences(domain, d):
     assert np.vdot(grad, V) == pytest.approx(fd, rel=1e-6)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_omega_squared_variational_value_of_a_nearly_low_rank_matrix(seed):
+    """A nearly low-rank T with a large mean (as the joint model's iterates): HT's near-null left
+    singular vectors, with singular values of order 1e-12, mix with 1 through round-off; they
+    must not enter the M2 basis (they once gave tr(T' M^+ T) = 1.6e6 for Omega^2 = 35 and made
+    the joint model's local search climb)."""
+    rng = np.random.default_rng(seed)
+    T = (rng.standard_normal((30, 8)) @ rng.standard_normal((8, 34)) + 1e-12 * rng.standard_normal((30, 34))
+         + 5.0 * rng.standard_normal((1, 34)))
+    value, _ = omega_squared_gradient(T, 6, "M2")
+    assert value == pytest.approx(omega(T, 6, domain="M2") ** 2, rel=1e-9)
+
+
 def test_lower_bound_is_certified_everywhere():
     X = make_data("logistic", 12, 2, 3, seed=2)
     relax = Conditional(X, "logistic", 3, alpha=0.5)

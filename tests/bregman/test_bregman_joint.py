@@ -51,6 +51,9 @@ def test_conditional_gradient_matches_reference(kind, t, n, d, alpha, beta, doma
     assert res.status in ("optimal", "stalled")
     assert abs(res.objective - ref.objective) / abs(ref.objective) <= 1e-4
     assert res.dual_bound <= ref.objective + 1e-9 * abs(ref.objective)
+    # Algorithm 1 with the local search never raises the objective
+    objectives = np.array([row["objective"] for row in res.history])
+    assert np.all(np.diff(objectives) <= 1e-12 * np.abs(objectives[1:]))
     assert res.max_residual <= 1e-5
     check = residuals_M2 if domain == "M2" else residuals_M3
     assert max(check(res.M, d).values()) <= 1e-5
