@@ -93,3 +93,15 @@ class IterationMonitor:
                 ConvergenceWarning,
                 stacklevel=3,
             )
+
+
+def balance_penalty(iteration: int, rho: float, U, r_primal: float, r_dual: float, mu: float, every: int):
+    """Residual balancing of an ADMM penalty (Boyd et al. 2011, 3.4.1), every ``every`` iterations:
+    rho doubles when the primal residual exceeds ``mu`` times the dual one and halves in the
+    opposite case; the scaled multiplier ``U = Y / rho`` follows.  Returns ``(rho, U)``."""
+    if iteration % every == 0:
+        if r_primal > mu * r_dual:
+            return rho * 2.0, U / 2.0
+        if r_dual > mu * r_primal:
+            return rho / 2.0, U * 2.0
+    return rho, U

@@ -101,7 +101,7 @@ from .._checks import (
 )
 from .._relaxation import Relaxation
 from ..linalg import project_simplex_rows
-from .._stopping import IterationMonitor
+from .._stopping import IterationMonitor, balance_penalty
 from ._problem import conditional_jc_problem
 from .divergences import Divergence, GeneralizedKL, get_divergence
 from .sets import M2Projector, _double_center, residuals_M1
@@ -411,11 +411,7 @@ def admm(
                 monitor.converged()
                 break
         monitor.record(**row)
-        if (it + 1) % adapt_every == 0:
-            if r_primal > mu * r_dual:
-                rho, U = rho * 2.0, U / 2.0
-            elif r_dual > mu * r_primal:
-                rho, U = rho / 2.0, U * 2.0
+        rho, U = balance_penalty(it + 1, rho, U, r_primal, r_dual, mu, adapt_every)
     if monitor.status != "optimal" and monitor.iterations > 0:
         bound = max(bound, relax.dual_value(rho * U, M))
         X = relax.restore(Z)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_int_range, check_positive
-from .._stopping import IterationMonitor
+from .._stopping import IterationMonitor, balance_penalty
 from ._relaxations import FrobeniusDS, FrobeniusPSD, _NearestDoublyStochastic, negativity, project_row_sums
 
 
@@ -111,7 +111,7 @@ def admm(
             _, G, U, r_primal, r_dual = _step(K, G, U, rho, alpha, project_row_sums)
             if max(r_primal, r_dual) < warm_start_tol or monitor.elapsed > time_limit:
                 break
-            rho, U = _balance(warm_iterations, rho, U, r_primal, r_dual, mu, adapt_every)
+            rho, U = balance_penalty(warm_iterations, rho, U, r_primal, r_dual, mu, adapt_every)
     bound, gain = -np.inf, np.inf
     for it in monitor:
         F, G, U, r_primal, r_dual = _step(K, G, U, rho, alpha, project)
@@ -145,7 +145,7 @@ def admm(
                 monitor.converged()
                 break
         monitor.record(**row)
-        rho, U = _balance(it + 1, rho, U, r_primal, r_dual, mu, adapt_every)
+        rho, U = balance_penalty(it + 1, rho, U, r_primal, r_dual, mu, adapt_every)
     if monitor.status != "optimal":
         X = relaxation.restore(project(G) if monitor.iterations == 0 else F)
         bound = max(bound, relaxation.dual_value(-rho * U, project_bound))
@@ -176,16 +176,6 @@ def _step(K, G, U, rho, alpha, project):
     r_primal = np.linalg.norm(F - G_new) / max(np.linalg.norm(F), np.linalg.norm(G_new), 1.0)
     r_dual = rho * np.linalg.norm(G_new - G) / max(rho * np.linalg.norm(V), 1.0)
     return F, G_new, V, r_primal, r_dual
-
-
-def _balance(iteration, rho, U, r_primal, r_dual, mu, every):
-    """Residual balancing (Boyd et al. 2011, 3.4.1); the scaled multiplier U = Y / rho follows."""
-    if iteration % every == 0:
-        if r_primal > mu * r_dual:
-            return rho * 2.0, U / 2.0
-        if r_dual > mu * r_primal:
-            return rho / 2.0, U * 2.0
-    return rho, U
 
 
 FrobeniusDS.register_solver("admm", admm)
