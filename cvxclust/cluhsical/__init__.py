@@ -21,6 +21,7 @@ from ._partition import (
     partition_matrix,
     relaxation_output_kernel,
 )
+from ._problem import krr_primal_problem
 from ._theory import (
     FirstOrderApproximation,
     approximation_error,
@@ -29,7 +30,6 @@ from ._theory import (
     first_order_value,
     joint_kernel_matrices,
     krr_dual_value,
-    krr_primal_problem,
     lemma_objective,
     lemma_partition_matrix,
     proposition2_objective,

@@ -13,6 +13,7 @@ from threadpoolctl import threadpool_limits
 
 from cvxclust import structures
 from cvxclust.cluhsic import objective as trace_objective
+from cvxclust.cluhsical._problem import krr_primal_problem
 from cvxclust.cluhsical._theory import (
     FirstOrderApproximation,
     approximation_error,
@@ -21,7 +22,6 @@ from cvxclust.cluhsical._theory import (
     first_order_value,
     joint_kernel_matrices,
     krr_dual_value,
-    krr_primal_problem,
     lemma_objective,
     lemma_partition_matrix,
     proposition2_objective,
