@@ -263,9 +263,9 @@ def variational_basis(T: np.ndarray, d: int, domain: str = "M2") -> tuple[np.nda
     U, sv, _ = np.linalg.svd(A, full_matrices=False)
     sv = np.where(sv > sv.max(initial=0.0) * max(T.shape) * np.finfo(float).eps, sv, 0.0)
     if domain == "M2":
-        # HT's singular vectors for nonzero singular values are orthogonal to 1; a null vector
-        # along 1 whose round-off singular value passed the threshold would get a tiny sigma and
-        # blow tr(T' M^+ T) up through the 1'T part (seen on the joint model: 1.6e6 for 35)
+        # HT's singular vectors for nonzero singular values are orthogonal to 1; near-null ones
+        # (singular values of round-off size that passed the threshold) mix with 1, and with a
+        # tiny sigma they blow tr(T' M^+ T) up through the 1'T part (joint model: 1.6e6 for 35)
         sv = np.where(np.abs(U.sum(axis=0)) <= 1e-8 * np.sqrt(t), sv, 0.0)
     sigma = omega_eigenvalues(sv, d)
     keep = sigma > 0

@@ -43,7 +43,7 @@ finished: one cut by ``inner_max_iter`` says nothing about sigma, and raising si
 pose set: accuracy 40% against 48%).  The outer loop stops when
 ``||h - b||_inf <= tol``.
 
-Two departures from the plain method make it scale:
+Two further departures from the plain method make it scale:
 
 * **Feasibility restoration.**  With ``Y >= 0`` the off-diagonal constraints of (5.27) are
   complementarity constraints (``<Y_i, Y_j> = 0`` iff no entry is positive in both blocks), at
@@ -489,8 +489,8 @@ def lowrank(
         objective has changed by at most ``restore_stall`` (relative) since the previous outer
         iterate, try the feasibility restoration of :func:`_restore` (Gauss-Newton on the
         iterate's face); ``restore_below=0`` disables it.  A larger ``restore_stall`` stops
-        sooner at a lower objective (digits, m = 500 / 1000 / 2000: 5e-3 gave 0.7-0.8% less in
-        7 / 14 / 87 s instead of 11 / 29 / 197 s).
+        sooner at a lower objective (digits, m = 2000: 5e-3 gave 0.8% less in 85 s instead of
+        192 s, ``benchmarks/results/cluhsic_speed.md``).
 
     Returns
     -------
