@@ -49,6 +49,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _tables import fmt
 
 MODELS = ("conditional-jc", "conditional", "discriminative", "joint")
 SCALABLE = {"conditional-jc": "admm", "conditional": "conditional-gradient",
@@ -146,10 +147,6 @@ def compare(rows: list[dict]) -> None:
                 elif q.get("status", "").startswith("killed"):
                     # a lower bound on the ratio: SCS did not finish within its timeout
                     ours[f"speedup_{m}_min"] = float(q["status"].split()[2]) / ours["time"]
-
-
-def fmt(x, spec):
-    return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format(x, spec)
 
 
 def ratio(r, m):

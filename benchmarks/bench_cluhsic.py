@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _tables import fmt
 
 # scs: eps 1e-4 (its default); scs-<eps>: tighter, to find where SCS matches the ADMM's accuracy
 # (every residual <= 1e-5); clarabel: eps 1e-8
@@ -100,10 +101,6 @@ def lowrank_row(m: int, time_limit: float, **options) -> dict:
         "start_objective": objective(K, A, partition_matrix(start_labels, 10, normalized=True)),
         "start_nmi": nmi(y, start_labels),
     }
-
-
-def fmt(x, spec):
-    return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format(x, spec)
 
 
 def markdown(sdp_rows, lowrank_rows) -> str:

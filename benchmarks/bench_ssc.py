@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _tables import fmt
 
 METHODS = {
     "admm": {"method": "admm"},
@@ -80,10 +81,6 @@ def run(n: int, name: str, time_limit: float, timeout: float, save: str | None) 
         tail = (err.stderr or "").strip().splitlines()[-1:]
         return {"n": n, "method": name, "status": f"failed: {' '.join(tail)[:80]}", "time": float("nan"),
                 "wall": time.perf_counter() - start}
-
-
-def fmt(x, spec):
-    return "–" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format(x, spec)
 
 
 def markdown(rows: list[dict]) -> str:

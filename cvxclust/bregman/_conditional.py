@@ -74,6 +74,19 @@ def _hessian_vector(divergence: Divergence, Z: np.ndarray, V: np.ndarray) -> np.
     return None
 
 
+def _set_data(relaxation, X, divergence, n_clusters, alpha, domain, W) -> None:
+    """Check and set what the conditional and joint relaxations share: ``divergence``, the data
+    ``X`` in its domain (``t``, ``n``), ``n_clusters``, ``alpha`` and ``domain``."""
+    relaxation.divergence = get_divergence(divergence, W=W)
+    relaxation.X = relaxation.divergence.check_domain(check_data_matrix(X, "X"), "X")
+    relaxation.t, relaxation.n = relaxation.X.shape
+    relaxation.n_clusters = check_n_clusters(n_clusters, relaxation.t)
+    check_positive(alpha, "alpha")
+    relaxation.alpha = float(alpha)
+    check_choice(domain, "domain", _DOMAINS)
+    relaxation.domain = domain
+
+
 class Conditional(Relaxation):
     r"""The conditional relaxation (15)-(17) for an arbitrary Bregman divergence.
 
@@ -113,14 +126,7 @@ class Conditional(Relaxation):
 
     def __init__(self, X, divergence, n_clusters: int, *, alpha: float = 1e-2,
                  domain: str = "M2", W=None):
-        self.divergence = get_divergence(divergence, W=W)
-        self.X = self.divergence.check_domain(check_data_matrix(X, "X"), "X")
-        self.t, self.n = self.X.shape
-        self.n_clusters = check_n_clusters(n_clusters, self.t)
-        check_positive(alpha, "alpha")
-        self.alpha = float(alpha)
-        check_choice(domain, "domain", _DOMAINS)
-        self.domain = domain
+        _set_data(self, X, divergence, n_clusters, alpha, domain, W)
 
     # -- the statement ----------------------------------------------------------------------
     def problem(self) -> cp.Problem:

@@ -74,13 +74,12 @@ import cvxpy as cp
 import numpy as np
 from scipy import special
 
-from .._checks import check_choice, check_data_matrix, check_labels, check_n_clusters, check_positive
+from .._checks import check_labels, check_positive
 from .._relaxation import Relaxation, Result
-from ._conditional import _hessian_vector
+from ._conditional import _hessian_vector, _set_data
 from ._conditional_gradient import conditional_gradient
 from ._problem import joint_problem
 from ._omega import omega, omega_dual, omega_optimal_M
-from .divergences import get_divergence
 from .sets import residuals_M2, residuals_M3
 
 __all__ = ["Joint", "joint_problem", "joint_gradient_solver"]
@@ -124,15 +123,9 @@ class Joint(Relaxation):
 
     def __init__(self, X, divergence, n_clusters: int, *, alpha: float = 1e-2, beta: float = 1e-2,
                  domain: str = "M2", W=None):
-        self.divergence = get_divergence(divergence, W=W)
-        self.X = self.divergence.check_domain(check_data_matrix(X, "X"), "X")
-        self.t, self.n = self.X.shape
-        self.n_clusters = check_n_clusters(n_clusters, self.t)
-        check_positive(alpha, "alpha")
+        _set_data(self, X, divergence, n_clusters, alpha, domain, W)
         check_positive(beta, "beta")
-        self.alpha, self.beta = float(alpha), float(beta)
-        check_choice(domain, "domain", _DOMAINS)
-        self.domain = domain
+        self.beta = float(beta)
         # W = Z * scale (columnwise): [sqrt(beta) u, sqrt(alpha) T]
         self._scale = np.r_[np.sqrt(self.beta), np.full(self.n, np.sqrt(self.alpha))]
 

@@ -157,30 +157,24 @@ class Divergence(abc.ABC):
             (negative entries for generalized KL, entries outside (0, 1) for the logistic
             divergence, nonpositive entries for Itakura-Saito).
         """
-        X = _as_finite_array(X, name)
-        self._check_shape(X, name)
-        ok = self._in_domain(X)
-        if not np.all(ok):
-            bad = X[~np.broadcast_to(ok, X.shape)]
-            raise ValueError(
-                f"{name} must have {self._domain_text} for the {self.name} divergence; "
-                f"{bad.size} entries are outside (e.g. {bad.flat[0]:.6g})"
-            )
-        return X
+        return self._check_inside(X, name, self._in_domain, self._domain_text)
 
     def check_dual_domain(self, Y, name: str = "Y") -> np.ndarray:
         """Return ``Y`` as a float array after checking it lies in the domain of F* (the range
         of the transfer f), where :meth:`inverse_transfer` and :meth:`conjugate` are defined."""
-        Y = _as_finite_array(Y, name)
-        self._check_shape(Y, name)
-        ok = self._in_dual_domain(Y)
+        return self._check_inside(Y, name, self._in_dual_domain,
+                                  f"{self._dual_domain_text} (the domain of the conjugate F*)")
+
+    def _check_inside(self, X, name: str, inside, what: str) -> np.ndarray:
+        """``X`` as a finite float array of the right shape whose entries all pass ``inside``."""
+        X = _as_finite_array(X, name)
+        self._check_shape(X, name)
+        ok = inside(X)
         if not np.all(ok):
-            bad = Y[~np.broadcast_to(ok, Y.shape)]
-            raise ValueError(
-                f"{name} must have {self._dual_domain_text} (the domain of the conjugate F*) for "
-                f"the {self.name} divergence; {bad.size} entries are outside (e.g. {bad.flat[0]:.6g})"
-            )
-        return Y
+            bad = X[~np.broadcast_to(ok, X.shape)]
+            raise ValueError(f"{name} must have {what} for the {self.name} divergence; "
+                             f"{bad.size} entries are outside (e.g. {bad.flat[0]:.6g})")
+        return X
 
     # ----- public API -----------------------------------------------------------------------
     def F(self, X) -> float:

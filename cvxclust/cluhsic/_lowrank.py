@@ -593,14 +593,14 @@ def lowrank(
         h_o, h_b, _ = ev.constraints(Y3)
         infeasibility = float(max(np.abs(h_o).max(), np.abs(h_b).max()))
         restored = None
-        f_iterate = ev.objective_terms(Y3)[0]
-        stalled = abs(f_iterate - f_previous) <= restore_stall * abs(f_iterate)
-        f_previous = f_iterate
+        f, _, g, _ = ev.objective_terms(Y3)
+        stalled = abs(f - f_previous) <= restore_stall * abs(f)
+        f_previous = f
         if tol < infeasibility <= restore_below and stalled and not timed_out:
             candidate, candidate_infeasibility = _restore(ev, Y3, 1e-3 * tol)
             if candidate_infeasibility <= tol:
                 restored, infeasibility = candidate, candidate_infeasibility
-        f, _, g, _ = ev.objective_terms(Y3 if restored is None else restored)
+                f, _, g, _ = ev.objective_terms(restored)
         monitor.record(objective=f, penalized_objective=f + gamma * g, infeasibility=infeasibility,
                        sigma=float(sigma), inner_iterations=int(res.nit), inner_evaluations=int(res.nfev),
                        inner_gtol=gtol, inner_message=str(res.message), restored=restored is not None,
