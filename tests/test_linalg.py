@@ -200,3 +200,25 @@ def test_project_simplex_rows_matches_the_vector_projection():
 
     V = np.random.default_rng(3).normal(size=(7, 5))
     np.testing.assert_allclose(project_simplex_rows(V), np.array([project_simplex(v) for v in V]), atol=1e-14)
+
+
+def test_scipy_blas_threads_limits_only_scipys_own_blas_and_restores():
+    import os
+
+    import scipy.linalg  # noqa: F401  (loads SciPy's BLAS)
+    from threadpoolctl import ThreadpoolController
+
+    def counts():
+        return {lib.filepath: lib.num_threads for lib in ThreadpoolController().lib_controllers
+                if lib.user_api == "blas"}
+
+    def is_scipys(path):
+        return os.path.basename(os.path.dirname(path)).startswith("scipy")
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = counts()
+        with linalg.scipy_blas_threads(1):
+            inside = counts()
+        assert counts() == before
+    for path, n in inside.items():
+        assert n == (min(1, before[path]) if is_scipys(path) else before[path])

@@ -107,7 +107,7 @@ from sklearn.utils import check_random_state
 
 from .._checks import check_choice, check_int_range, check_positive, check_square_matrix
 from .._stopping import IterationMonitor
-from ..linalg import with_blas_threads
+from ..linalg import scipy_blas_threads, with_blas_threads
 from ._heuristics import spectral
 from ._objectives import check_labels, partition_matrix
 
@@ -579,11 +579,14 @@ def lowrank(
             value, grad = ev.value_and_grad(full.reshape(shape), y_o, y_b, sigma)
             return value, grad.ravel()[work]
 
-        res = minimize(fun, Y3.ravel()[work], jac=True, method="L-BFGS-B",
-                       bounds=Bounds(np.zeros(work.size), upper.ravel()[work]),
-                       callback=stop_on_time,
-                       options={"maxiter": inner_max_iter, "maxfun": 2 * inner_max_iter,
-                                "gtol": gtol, "ftol": 1e-15, "maxcor": 10})
+        # L-BFGS-B's BLAS (SciPy's own OpenBLAS) does vector work only: with two threads its
+        # spinning pool halved the speed of NumPy's K @ Y at m = 2000 (see scipy_blas_threads)
+        with scipy_blas_threads(1):
+            res = minimize(fun, Y3.ravel()[work], jac=True, method="L-BFGS-B",
+                           bounds=Bounds(np.zeros(work.size), upper.ravel()[work]),
+                           callback=stop_on_time,
+                           options={"maxiter": inner_max_iter, "maxfun": 2 * inner_max_iter,
+                                    "gtol": gtol, "ftol": 1e-15, "maxcor": 10})
         timed_out = monitor.elapsed > time_limit  # a cut inner solve has not settled: no restoration yet
         # L-BFGS-B keeps its iterates inside the bounds; clip guards the last rounding ulp
         Y3 = np.zeros(Y3.size)
