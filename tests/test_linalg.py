@@ -202,6 +202,25 @@ def test_project_simplex_rows_matches_the_vector_projection():
     np.testing.assert_allclose(project_simplex_rows(V), np.array([project_simplex(v) for v in V]), atol=1e-14)
 
 
+@SETTINGS
+@given(st.integers(1, 40), st.integers(1, 60), st.sampled_from([1e-6, 1e-2, 1.0, 1e3]),
+       st.integers(0, 2**31 - 1), st.booleans())
+def test_project_simplex_rows_newton_matches_the_sort(rows, cols, scale, seed, ties):
+    """Newton's method on the threshold against the sort-based projection (and its fallback)."""
+    from cvxclust.linalg import project_simplex, project_simplex_rows
+
+    rng = np.random.default_rng(seed)
+    V = scale * rng.normal(size=(rows, cols))
+    if ties:  # repeated values and near-simplex rows, as in an M-step
+        V = np.round(V, 1) if scale >= 1 else np.abs(V) / np.abs(V).sum(axis=1, keepdims=True) + V
+    expected = np.array([project_simplex(v) for v in V])
+    for max_newton in (30, 1):  # 1: most rows take the sort-based fallback
+        P = project_simplex_rows(V, max_newton=max_newton)
+        np.testing.assert_allclose(P, expected, atol=1e-12 * max(scale, 1.0))
+        assert P.min() >= 0
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+
+
 def test_scipy_blas_threads_limits_only_scipys_own_blas_and_restores():
     import os
 

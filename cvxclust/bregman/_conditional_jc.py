@@ -324,6 +324,7 @@ def admm(
     inner_max_iter: int = 300,
     inner_factor: float = 0.1,
     partial_eig: bool = True,
+    polish_rounds: int = 0,
     verbose: bool = False,
 ):
     """Solve (10) over M1 by the ADMM of Section 3.1.1; see the module docstring.
@@ -373,6 +374,7 @@ def admm(
     t, d = relax.t, relax.n_clusters
     monitor = IterationMonitor("admm", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
     project = M2Projector(t, d, partial=partial_eig)
+    polish = M2Projector(t, d, partial=partial_eig)
 
     J = np.full((t, t), 1.0 / t)
     if rho is None:
@@ -402,6 +404,15 @@ def admm(
             bound = max(bound, relax.dual_value(rho * U, M))
             X = relax.restore(Z)
             f_X = relax.objective(X)
+            if polish_rounds:
+                W = polish(M)
+                for _ in range(polish_rounds - 1):
+                    W = polish(project_simplex_rows(W))
+                Xp = relax.restore(W)
+                f_p = relax.objective(Xp)
+                row["polished_objective"] = f_p
+                if f_p < f_X:
+                    X, f_X = Xp, f_p
             if f_X < f_best:
                 X_best, f_best = X, f_X
             gap = (f_best - bound) / max(abs(f_best), 1e-300)

@@ -489,8 +489,8 @@ def lowrank(
         objective has changed by at most ``restore_stall`` (relative) since the previous outer
         iterate, try the feasibility restoration of :func:`_restore` (Gauss-Newton on the
         iterate's face); ``restore_below=0`` disables it.  A larger ``restore_stall`` stops
-        sooner at a lower objective (digits, m = 2000: 5e-3 gave 0.8% less in 85 s instead of
-        192 s, ``benchmarks/results/cluhsic_speed.md``).
+        sooner at a lower objective (digits, m = 2000: 5e-3 gave 1.2% less in 30 s instead of
+        93 s, ``benchmarks/results/cluhsic_speed.md``).
 
     Returns
     -------
