@@ -81,11 +81,16 @@ objective change of order ``t n``.  The solver stops when the certified relative
 point, ``(f(restored) - g) / |f(restored)|``, is below ``tol`` and the relative primal and dual
 residuals are below ``residual_tol``.
 
-The restoration is what limits the speed: the gap of the *infeasible* M iterate against the
+Mixing with J is what limited the speed: the gap of the *infeasible* M iterate against the
 bound reaches 1e-4 three to five times sooner than that of the restored point (t = 100,
 Euclidean: iteration ~400 vs ~1500; t = 300: ~540 vs ~2700), because mixing in ``J`` costs
-``t n (f(J) - f(Z))`` and every point of M1 has entries of average size ``1/t``.  The history
-records both (``objective`` of M with ``dual_bound``, and ``restored_objective``).
+``t n (f(J) - f(Z))`` and every point of M1 has entries of average size ``1/t``.  So once the
+M-step iterate (in S) is within ``tol`` of the bound, the solver also restores the end point of
+a few alternating projections between M2 and S started from it: they converge to a point of
+M1 near M, so the negativity ``n`` left for the mixing, and its cost, shrink with every round.
+With 10 rounds, Digits (Euclidean, d = 10) needs 136 instead of 386 iterations at t = 100 and
+301 instead of 761 at t = 300.  The history records the objective of M with ``dual_bound``,
+``restored_objective`` (the better restored point) and ``polished_objective``.
 """
 
 from __future__ import annotations
@@ -259,7 +264,6 @@ def _m_step(relax: ConditionalJC, V, M0, rho, L, tol, max_iter, check_every=3):
     """
     X = relax.X
     t = relax.t
-    idx = np.arange(t)
 
     def phi_rows(M, MX):
         return relax._rows(MX) + 0.5 * rho * np.sum((M - V) ** 2, axis=1)
@@ -282,19 +286,19 @@ def _m_step(relax: ConditionalJC, V, M0, rho, L, tol, max_iter, check_every=3):
         zn = np.empty_like(z)
         xn = np.empty_like(x)
         phin = np.empty(t)
-        rows = idx
+        rows = slice(None)  # every row on the first pass (views, no copies); then the failing ones
         for _ in range(60):
-            zn[rows] = project_simplex_rows(z[rows] - g[rows] / (th[rows] * L[rows])[:, None])
-            xn[rows] = (1.0 - th[rows])[:, None] * x[rows] + th[rows][:, None] * zn[rows]
-            phin[rows] = relax.divergence.divergence_rows(X[rows], xn[rows] @ X) + 0.5 * rho * np.sum(
-                (xn[rows] - V[rows]) ** 2, axis=1)
-            step = xn[rows] - y[rows]
+            z_r = project_simplex_rows(z[rows] - g[rows] / (th[rows] * L[rows])[:, None])
+            x_r = (1.0 - th[rows])[:, None] * x[rows] + th[rows][:, None] * z_r
+            phi_r = relax.divergence.divergence_rows(X[rows], x_r @ X) + 0.5 * rho * np.sum(
+                (x_r - V[rows]) ** 2, axis=1)
+            zn[rows], xn[rows], phin[rows] = z_r, x_r, phi_r
+            step = x_r - y[rows]
             model = phiy[rows] + np.sum(g[rows] * step, axis=1) + 0.5 * L[rows] * np.sum(step * step, axis=1)
-            slack = 1e-12 * (np.abs(phiy[rows]) + 1.0)
-            bad = phin[rows] > model + slack
+            bad = phi_r > model + 1e-12 * (np.abs(phiy[rows]) + 1.0)
             if not bad.any():
                 break
-            rows = rows[bad]
+            rows = np.flatnonzero(bad) if isinstance(rows, slice) else rows[bad]
             L[rows] *= 2.0
         # restart where phi_i rose or the step opposes the gradient (O'Donoghue & Candes 2015);
         # th never drops below sqrt(rho / L_i), the momentum of the rho-strongly convex case
@@ -307,6 +311,16 @@ def _m_step(relax: ConditionalJC, V, M0, rho, L, tol, max_iter, check_every=3):
             if np.linalg.norm(L[:, None] * (x - p)) <= rho * tol:
                 break
     return x, it
+
+
+def _alternating_projections(M: np.ndarray, project_M2, rounds: int) -> np.ndarray:
+    """``rounds`` alternating projections onto M2 and S (von Neumann), from ``M`` in S, ending in
+    M2: they converge to a point of ``M1 = S ∩ M2``, so the negative entries that
+    :meth:`ConditionalJC.restore` then mixes away shrink with every round."""
+    W = project_M2(M)
+    for _ in range(rounds - 1):
+        W = project_M2(project_simplex_rows(W))
+    return W
 
 
 def admm(
@@ -324,7 +338,7 @@ def admm(
     inner_max_iter: int = 300,
     inner_factor: float = 0.1,
     partial_eig: bool = True,
-    polish_rounds: int = 0,
+    polish_rounds: int = 10,
     verbose: bool = False,
 ):
     """Solve (10) over M1 by the ADMM of Section 3.1.1; see the module docstring.
@@ -358,6 +372,11 @@ def admm(
         or ``inner_max_iter`` iterations.
     partial_eig : bool
         Let :class:`~cvxclust.bregman.sets.M2Projector` compute only the top of the spectrum.
+    polish_rounds : int
+        Once the M-step iterate is within ``tol`` of the dual bound, each check also restores
+        the end point of this many alternating projections between M2 and S started at it
+        (:func:`_alternating_projections`), and keeps the better feasible point; 0 turns this
+        off.  Digits, Euclidean: t = 300 in 301 iterations instead of 761.
     verbose : bool
         Show a progress bar.
     """
@@ -370,6 +389,7 @@ def admm(
     for value, name in [(adapt_every, "adapt_every"), (check_every, "check_every"),
                         (inner_max_iter, "inner_max_iter")]:
         check_int_range(value, name, 1)
+    polish_rounds = check_int_range(polish_rounds, "polish_rounds", 0)
     relax = relaxation
     t, d = relax.t, relax.n_clusters
     monitor = IterationMonitor("admm", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
@@ -404,15 +424,15 @@ def admm(
             bound = max(bound, relax.dual_value(rho * U, M))
             X = relax.restore(Z)
             f_X = relax.objective(X)
-            if polish_rounds:
-                W = polish(M)
-                for _ in range(polish_rounds - 1):
-                    W = polish(project_simplex_rows(W))
-                Xp = relax.restore(W)
-                f_p = relax.objective(Xp)
+            f_M = row["objective"]
+            if polish_rounds and (f_M - bound) <= tol * abs(f_M):
+                # the (infeasible) M-step iterate is within tol of the bound: a feasible point
+                # near it may be too, and mixing Z with J is far from it (module docstring)
+                X_p = relax.restore(_alternating_projections(M, polish, polish_rounds))
+                f_p = relax.objective(X_p)
                 row["polished_objective"] = f_p
                 if f_p < f_X:
-                    X, f_X = Xp, f_p
+                    X, f_X = X_p, f_p
             if f_X < f_best:
                 X_best, f_best = X, f_X
             gap = (f_best - bound) / max(abs(f_best), 1e-300)

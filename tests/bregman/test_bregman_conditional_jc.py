@@ -122,6 +122,39 @@ def test_batched_simplex_projection_matches_linalg():
     np.testing.assert_allclose(P, expected, atol=1e-14)
 
 
+def test_alternating_projections_approach_M1():
+    """From a point of S, the alternating projections stay in M2 and draw nearer to S (the
+    distance to the other set never grows), so less is left for restore() to mix away."""
+    from cvxclust.bregman._conditional_jc import _alternating_projections
+    from cvxclust.bregman.sets import M2Projector, project_M2, residuals_M1
+
+    rng = np.random.default_rng(4)
+    t, d = 30, 3
+    M = project_simplex_rows(rng.standard_normal((t, t)) + 3 * np.kron(np.eye(d), np.ones((t // d, t // d))))
+    distances = []
+    for rounds in range(1, 8):
+        W = _alternating_projections(M, M2Projector(t, d), rounds)
+        np.testing.assert_allclose(W, project_M2(W, d), atol=1e-10)  # W is in M2
+        distances.append(np.linalg.norm(W - project_simplex_rows(W)))
+    assert all(b <= a + 1e-12 for a, b in zip(distances, distances[1:]))
+    assert distances[-1] < 0.5 * distances[0]
+    relax = ConditionalJC(np.random.default_rng(0).uniform(0.1, 0.9, (t, 2)), "euclidean", d)
+    assert max(residuals_M1(relax.restore(W), d).values()) <= 1e-10
+
+
+@pytest.mark.parametrize("divergence,t,n,d,seed", CASES[:2])
+def test_polishing_on_and_off_reach_the_same_certified_optimum(divergence, t, n, d, seed):
+    X, _ = clustered_data(divergence, t, n, d, seed)
+    relax = ConditionalJC(X, divergence, d)
+    runs = {k: relax.solve("admm", tol=1e-5, max_iter=5000, polish_rounds=k) for k in (0, 10)}
+    for res in runs.values():
+        assert res.status == "optimal" and res.max_residual <= 1e-10 and res.relative_gap <= 1e-5
+    assert abs(runs[0].objective - runs[10].objective) <= 2e-5 * abs(runs[0].objective)
+    assert runs[10].iterations <= runs[0].iterations
+    assert any("polished_objective" in row for row in runs[10].history)
+    assert not any("polished_objective" in row for row in runs[0].history)
+
+
 def test_iteration_limit_warns_and_reports_honestly():
     X, _ = clustered_data("euclidean", 14, 2, 2, 9)
     relax = ConditionalJC(X, "euclidean", 2)
@@ -164,6 +197,8 @@ def test_bad_solver_options():
         relax.solve("admm", alpha=2.5)
     with pytest.raises(ValueError, match="tol"):
         relax.solve("admm", tol=-1.0)
+    with pytest.raises(ValueError, match="polish_rounds"):
+        relax.solve("admm", polish_rounds=-1)
     with pytest.raises(ValueError, match="M"):
         relax.objective(np.eye(3))
 
