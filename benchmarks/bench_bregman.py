@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -113,7 +114,9 @@ def run(t: int, model: str, divergence: str, method: str, opts: dict, timeout: f
     row = {"t": t, "model": model, "divergence": divergence, "method": method, "time": float("nan")}
     start = time.perf_counter()
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True)
+        # one thread for every BLAS in the worker (ours and SCS alike), as the header says
+        env = os.environ | {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True, env=env)
         return json.loads(out.stdout.strip().splitlines()[-1])
     except subprocess.TimeoutExpired:
         row["status"] = f"killed after {timeout:.0f} s"

@@ -111,6 +111,12 @@ def _check_singular_values(s) -> np.ndarray:
     return s
 
 
+def _scale(A: np.ndarray) -> float:
+    """A power of two near ``max |A|`` (exact to divide by), or 0 for ``A = 0``."""
+    top = float(np.abs(A).max(initial=0.0))
+    return 0.0 if top == 0.0 else float(2.0 ** np.round(np.log2(top)))
+
+
 def _split_mean(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(H A, J A)`` with ``J = 1 1^T / t`` (the row mean repeated) and ``H = I - J``."""
     JA = np.broadcast_to(A.mean(axis=0), A.shape)
@@ -233,11 +239,15 @@ def omega(T, n_clusters: int, *, domain: str = "M3") -> float:
     omega_squared_problem : the same value as a cvxpy SDP.
     """
     T, d = _check_matrix(T, "T", n_clusters, domain)
+    scale = _scale(T)  # Omega is positively homogeneous: squares of tiny entries would underflow
+    if scale == 0.0:
+        return 0.0
+    T = T / scale
     if domain == "M2":
         HT, JT = _split_mean(T)
-        return float(np.sqrt(omega(HT, d) ** 2 + np.sum(JT**2)))
+        return scale * float(np.sqrt(omega(HT, d) ** 2 + np.sum(JT**2)))
     s = np.linalg.svd(T, compute_uv=False)
-    return float(np.sqrt(_algorithm2(s, d)[2]))
+    return scale * float(np.sqrt(_algorithm2(s, d)[2]))
 
 
 def omega_optimal_M(T, n_clusters: int, *, domain: str = "M3") -> np.ndarray:
@@ -380,6 +390,13 @@ def omega_dual_subgradient(R, n_clusters: int, *, domain: str = "M3", svd_solver
         :math:`\Omega_*(R)`, only when ``return_value`` is True.
     """
     R, d = _check_matrix(R, "R", n_clusters, domain)
+    scale = _scale(R)  # G(cR) = G(R) and Omega_*(cR) = c Omega_*(R) for c > 0: squares of tiny entries would underflow
+    if scale == 0.0:
+        return (np.zeros_like(R), 0.0) if return_value else np.zeros_like(R)
+    if scale != 1.0:
+        G, value = omega_dual_subgradient(R / scale, d, domain=domain, svd_solver=svd_solver,
+                                          random_state=random_state, return_value=True)
+        return (G, scale * value) if return_value else G
     if domain == "M2":
         HR, JR = _split_mean(R)
         GH, value_H = omega_dual_subgradient(HR, d, svd_solver=svd_solver, random_state=random_state,

@@ -1,6 +1,5 @@
 """ConditionalJC: the relaxation (10) over M1 and its ADMM (Section 3.1.1), against cvxpy."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -25,19 +24,11 @@ def clustered_data(divergence, t, n, d, seed):
     return X, labels
 
 
-def reference(relaxation):
-    with warnings.catch_warnings():
-        # Clarabel may report 'optimal_inaccurate' on these SDPs at 1e-9; its residuals are
-        # still ~1e-10 and the comparisons below are at 1e-4 / 1e-5
-        warnings.simplefilter("ignore")
-        return relaxation.solve("reference", solver="CLARABEL")
-
-
 CASES = [("euclidean", 16, 2, 2, 0), ("kl", 18, 3, 3, 1), ("logistic", 15, 4, 3, 2), ("euclidean", 12, 3, 4, 3)]
 
 
 @pytest.mark.parametrize("divergence,t,n,d,seed", CASES)
-def test_admm_matches_reference(divergence, t, n, d, seed):
+def test_admm_matches_reference(divergence, t, n, d, seed, reference):
     X, _ = clustered_data(divergence, t, n, d, seed)
     relax = ConditionalJC(X, divergence, d)
     ref = reference(relax)
@@ -83,7 +74,7 @@ def test_kl_gradient_at_zero_counts_is_finite():
 
 
 @pytest.mark.parametrize("divergence", ["euclidean", "kl", "logistic"])
-def test_exact_partitions_give_hard_objective_and_bound_relaxation(divergence):
+def test_exact_partitions_give_hard_objective_and_bound_relaxation(divergence, reference):
     t, d = 6, 2
     X, _ = clustered_data(divergence, t, 2, d, 6)
     relax = ConditionalJC(X, divergence, d)
@@ -155,7 +146,7 @@ def test_polishing_on_and_off_reach_the_same_certified_optimum(divergence, t, n,
     assert not any("polished_objective" in row for row in runs[0].history)
 
 
-def test_iteration_limit_warns_and_reports_honestly():
+def test_iteration_limit_warns_and_reports_honestly(reference):
     X, _ = clustered_data("euclidean", 14, 2, 2, 9)
     relax = ConditionalJC(X, "euclidean", 2)
     with pytest.warns(ConvergenceWarning, match="admm"):
@@ -203,7 +194,7 @@ def test_bad_solver_options():
         relax.objective(np.eye(3))
 
 
-def test_mahalanobis_instance_matches_reference():
+def test_mahalanobis_instance_matches_reference(reference):
     from cvxclust.bregman.divergences import Mahalanobis
 
     X, _ = clustered_data("euclidean", 12, 2, 2, 10)

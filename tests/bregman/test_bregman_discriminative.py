@@ -4,21 +4,13 @@ differences of the reduced loss and its derivatives, limits and bad input."""
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 from scipy import optimize, special
-from threadpoolctl import threadpool_limits
 
 from cvxclust.bregman._discriminative import Discriminative, optimal_offsets
 from cvxclust.bregman.sets import residuals_M2, residuals_M3
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 def make_data(t: int, n: int, d: int, seed: int) -> np.ndarray:
@@ -27,21 +19,11 @@ def make_data(t: int, n: int, d: int, seed: int) -> np.ndarray:
     return 2.0 * rng.standard_normal((d, n))[labels] + 0.3 * rng.standard_normal((t, n))
 
 
-def reference(relaxation):
-    # M2 has no strictly feasible point, so Clarabel may report "optimal_inaccurate"; the values
-    # are checked to the tolerances below anyway
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = relaxation.solve("reference")
-    assert ref.status in ("optimal", "optimal_inaccurate")
-    return ref
-
-
 CASES = [(12, 2, 2, 1e-2, "M2"), (15, 2, 3, 1e-3, "M2"), (20, 3, 3, 3e-3, "M2"), (15, 3, 3, 1e-3, "M3")]
 
 
 @pytest.mark.parametrize("t,n,d,gamma,domain", CASES)
-def test_conditional_gradient_matches_reference(t, n, d, gamma, domain):
+def test_conditional_gradient_matches_reference(t, n, d, gamma, domain, reference):
     X = make_data(t, n, d, seed=t + n)
     relax = Discriminative(X, d, gamma=gamma, domain=domain)
     res = relax.solve(tol=1e-7)
@@ -118,7 +100,7 @@ def test_loss_derivatives_finite_differences():
         assert G[i, j] == pytest.approx(fd, rel=1e-5, abs=1e-10)
 
 
-def test_lower_bound_is_certified_everywhere():
+def test_lower_bound_is_certified_everywhere(reference):
     X = make_data(12, 2, 2, seed=5)
     relax = Discriminative(X, 2, gamma=1e-2)
     opt = reference(relax).objective

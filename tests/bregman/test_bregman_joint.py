@@ -4,21 +4,13 @@ part over M2, finite differences of the loss derivatives, limits and bad input."
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
 from cvxclust.bregman._conditional import Conditional
 from cvxclust.bregman._joint import Joint
 from cvxclust.bregman.sets import residuals_M2, residuals_M3
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 def make_data(t: int, n: int, d: int, seed: int) -> np.ndarray:
@@ -28,21 +20,13 @@ def make_data(t: int, n: int, d: int, seed: int) -> np.ndarray:
     return np.abs(X) + 0.05
 
 
-def reference(relaxation):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = relaxation.solve("reference")
-    assert ref.status in ("optimal", "optimal_inaccurate")
-    return ref
-
-
 CASES = [("euclidean", 15, 3, 3, 0.5, 0.5, "M2"), ("kl", 20, 3, 3, 0.5, 0.1, "M2"),
          ("kl", 12, 2, 2, 0.2, 0.05, "M2"), ("euclidean", 15, 2, 3, 0.5, 0.05, "M3"),
          ("kl", 15, 3, 3, 0.5, 0.05, "M3")]
 
 
 @pytest.mark.parametrize("kind,t,n,d,alpha,beta,domain", CASES)
-def test_conditional_gradient_matches_reference(kind, t, n, d, alpha, beta, domain):
+def test_conditional_gradient_matches_reference(kind, t, n, d, alpha, beta, domain, reference):
     X = make_data(t, n, d, seed=t + n)
     relax = Joint(X, kind, d, alpha=alpha, beta=beta, domain=domain)
     res = relax.solve(tol=1e-7)
@@ -116,7 +100,7 @@ def test_loss_derivatives_finite_differences(kind):
     np.testing.assert_allclose(relax.loss_hvp(Z, V), fd_hvp, rtol=1e-5, atol=1e-8 * np.abs(fd_hvp).max())
 
 
-def test_lower_bound_is_certified_everywhere():
+def test_lower_bound_is_certified_everywhere(reference):
     X = make_data(12, 2, 2, seed=5)
     relax = Joint(X, "kl", 2, alpha=0.5, beta=0.1)
     opt = reference(relax).objective
