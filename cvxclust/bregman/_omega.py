@@ -390,7 +390,9 @@ def omega_dual_subgradient(R, n_clusters: int, *, domain: str = "M3", svd_solver
         :math:`\Omega_*(R)`, only when ``return_value`` is True.
     """
     R, d = _check_matrix(R, "R", n_clusters, domain)
-    scale = _scale(R)  # G(cR) = G(R) and Omega_*(cR) = c Omega_*(R) for c > 0: squares of tiny entries would underflow
+    # G(cR) = G(R) and Omega_*(cR) = c Omega_*(R) for c > 0: scale first, as squares of tiny
+    # entries (~1e-160) underflow to subnormals and lose their precision
+    scale = _scale(R)
     if scale == 0.0:
         return (np.zeros_like(R), 0.0) if return_value else np.zeros_like(R)
     if scale != 1.0:
