@@ -15,6 +15,15 @@ __all__ = ["project_psd", "project_simplex", "project_simplex_rows", "PSDProject
 _controller: ThreadpoolController | None = None
 
 
+def _blas_controller() -> ThreadpoolController:
+    """The cached controller.  It is built on first use, after this module's import of
+    ``scipy.linalg`` has loaded SciPy's BLAS, so it sees both NumPy's and SciPy's."""
+    global _controller
+    if _controller is None:
+        _controller = ThreadpoolController()
+    return _controller
+
+
 def blas_threads(n: int):
     """Context manager: one BLAS thread for matrices of order ``n < 1500``, all threads beyond.
 
@@ -23,10 +32,7 @@ def blas_threads(n: int):
     0.29 s vs 0.49 s).  One cached controller: ``threadpool_limits()`` rescans the loaded
     libraries (~1 ms) per call.
     """
-    global _controller
-    if _controller is None:
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=1 if n < 1500 else None, user_api="blas")
+    return _blas_controller().limit(limits=1 if n < 1500 else None, user_api="blas")
 
 
 @contextlib.contextmanager
@@ -41,10 +47,7 @@ def scipy_blas_threads(n_threads: int):
     instead of 1.8 ms.  Where one library's BLAS only does small vector work (L-BFGS-B's), giving
     it one thread removes the contention.  A no-op where both use one shared library (e.g. conda).
     """
-    global _controller
-    if _controller is None:
-        _controller = ThreadpoolController()
-    libs = [lib for lib in _controller.lib_controllers
+    libs = [lib for lib in _blas_controller().lib_controllers
             if lib.user_api == "blas" and os.path.basename(os.path.dirname(lib.filepath)).startswith("scipy")]
     before = [lib.num_threads for lib in libs]
     for lib in libs:

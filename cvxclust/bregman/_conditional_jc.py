@@ -315,8 +315,8 @@ def _m_step(relax: ConditionalJC, V, M0, rho, L, tol, max_iter, check_every=3):
 
 def _alternating_projections(M: np.ndarray, project_M2, rounds: int) -> np.ndarray:
     """``rounds`` alternating projections onto M2 and S (von Neumann), from ``M`` in S, ending in
-    M2: they converge to a point of ``M1 = S ∩ M2``, so the negative entries that
-    :meth:`ConditionalJC.restore` then mixes away shrink with every round."""
+    M2: they converge to a point of ``M1 = S ∩ M2`` (the distance to S never grows), which
+    leaves less negativity for :meth:`ConditionalJC.restore` to mix away."""
     W = project_M2(M)
     for _ in range(rounds - 1):
         W = project_M2(project_simplex_rows(W))

@@ -4,7 +4,6 @@ against a brute grid, monotonicity, finite differences of the derivatives, limit
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

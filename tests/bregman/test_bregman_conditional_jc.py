@@ -1,6 +1,5 @@
 """ConditionalJC: the relaxation (10) over M1 and its ADMM (Section 3.1.1), against cvxpy."""
 
-
 import numpy as np
 import pytest
 

@@ -4,7 +4,6 @@ differences of the reduced loss and its derivatives, limits and bad input."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from scipy import optimize, special

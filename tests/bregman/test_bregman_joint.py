@@ -4,7 +4,6 @@ part over M2, finite differences of the loss derivatives, limits and bad input."
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
