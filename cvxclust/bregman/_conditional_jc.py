@@ -125,9 +125,11 @@ class ConditionalJC(Relaxation):
     hard-clustering objective ``D_F(X, Y Gamma)`` with ``Gamma = (Y'Y)^+ Y'X`` the cluster
     means, so the optimum of (10) over M1 is a lower bound on the best hard clustering.
 
-    Methods: ``"reference"`` (cvxpy; Clarabel or SCS), ``"admm"`` (default ``"auto"``: the
-    ADMM of Section 3.1.1 with a certified dual bound, see
-    :mod:`cvxclust.bregman._conditional_jc`).
+    Methods: ``"reference"`` (cvxpy; Clarabel or SCS), ``"admm"`` (the ADMM of Section 3.1.1
+    with a certified dual bound, see :mod:`cvxclust.bregman._conditional_jc`; the default for
+    the non-quadratic divergences) and ``"davis-yin"`` (the same splitting with the M-step
+    linearised, for the quadratic ones, where it is the default; see
+    :mod:`cvxclust.bregman._davis_yin`).
 
     Parameters
     ----------
@@ -150,7 +152,6 @@ class ConditionalJC(Relaxation):
     """
 
     name = "ConditionalJC"
-    default_method = "admm"
 
     def __init__(self, X, divergence, n_clusters):
         if isinstance(divergence, str) and divergence.lower() == "mahalanobis":
@@ -165,6 +166,11 @@ class ConditionalJC(Relaxation):
         self.X = self.divergence.check_domain(X, "X")
         self.t, self.n = self.X.shape
         self.n_clusters = check_n_clusters(n_clusters, self.t)
+
+    @property
+    def default_method(self) -> str:
+        """``"davis-yin"`` for a quadratic divergence (its gradient is Lipschitz), else ``"admm"``."""
+        return "davis-yin" if self.divergence.quadratic else "admm"
 
     # -- the statement -------------------------------------------------------------------
     def problem(self):
@@ -221,14 +227,22 @@ class ConditionalJC(Relaxation):
         s = self.t * neg / (1.0 + self.t * neg)
         return (1.0 - s) * Z + s / self.t
 
-    def dual_value(self, Y: np.ndarray, M_hat: np.ndarray) -> float:
+    def dual_value(self, Y: np.ndarray, M_hat: np.ndarray, Z: np.ndarray | None = None) -> float:
         r"""The certified lower bound ``g_1`` (Frank-Wolfe bound at ``M_hat`` in S) ``+ g_2``
         (exact) on the optimum of (10) over M1, for any multiplier ``Y`` of ``M = Z`` (module
-        docstring).  ``M_hat`` must have rows in the simplex."""
+        docstring).  ``M_hat`` must have rows in the simplex.
+
+        ``g_2`` takes a partial eigendecomposition of ``H Y H``, unless ``Z`` is given: a
+        minimiser of ``-<Y, Z>`` over M2, i.e. ``Y`` in the normal cone of M2 at ``Z``, as for
+        ``Z = P_M2(V)`` and ``Y = c (V - Z)`` with ``c > 0`` (the Z-steps of the solvers).  Then
+        ``g_2 = -<Y, Z>`` needs no eigenvalues.
+        """
         MX = M_hat @ self.X
         G = self._gradient_from(MX) + Y
         phi = float(self._rows(MX).sum() + np.sum(Y * M_hat))
         g1 = phi + float(np.sum(G.min(axis=1)) - np.sum(G * M_hat))
+        if Z is not None:
+            return g1 - float(np.sum(Y * Z))
         t, d = self.t, self.n_clusters
         C = _double_center(Y)
         try:
@@ -313,14 +327,72 @@ def _m_step(relax: ConditionalJC, V, M0, rho, L, tol, max_iter, check_every=3):
     return x, it
 
 
-def _alternating_projections(M: np.ndarray, project_M2, rounds: int) -> np.ndarray:
-    """``rounds`` alternating projections onto M2 and S (von Neumann), from ``M`` in S, ending in
-    M2: they converge to a point of ``M1 = S ∩ M2`` (the distance to S never grows), which
-    leaves less negativity for :meth:`ConditionalJC.restore` to mix away."""
+class _FeasiblePoint:
+    """The best exactly feasible point of M1 found by the checks of a solver (module docstring).
+
+    Each check restores the Z iterate (in M2).  Once the M iterate (in S) is within ``tol`` of
+    the bound, a check may also *polish*: run alternating projections between M2 and S from M,
+    restoring their end point after every 5 rounds while that improves the objective, up to
+    ``rounds`` rounds.  A polish costs one eigendecomposition per round, so it runs only when
+    it can finish the solve: when the M gap, plus the restoration loss of the last polish scaled
+    by how much the M gap shrank since, is below ``tol`` (or the M gap halved since).
+    """
+
+    def __init__(self, relax: ConditionalJC, tol: float, rounds: int, partial_eig: bool):
+        self.relax, self.tol, self.rounds = relax, tol, rounds
+        self.project = M2Projector(relax.t, relax.n_clusters, partial=partial_eig)
+        J = np.full((relax.t, relax.t), 1.0 / relax.t)
+        self.X, self.f = J, relax.objective(J)
+        self._last: tuple[float, float] | None = None  # (M gap, relative loss) of the last polish
+
+    def update(self, M: np.ndarray, f_M: float, Z: np.ndarray, bound: float, row: dict) -> float:
+        """Restore ``Z`` (and polish from ``M`` when due); record the figures in ``row``; return
+        the certified relative gap of the best point so far."""
+        relax = self.relax
+        X = relax.restore(Z)
+        f_X = relax.objective(X)
+        gap_M = (f_M - bound) / max(abs(f_M), 1e-300)
+        if self.rounds and gap_M <= self.tol and self._due(gap_M):
+            X_p, f_p = self._polish(M)
+            row["polished_objective"] = f_p
+            self._last = (gap_M, (f_p - f_M) / max(abs(f_M), 1e-300))
+            if f_p < f_X:
+                X, f_X = X_p, f_p
+        if f_X < self.f:
+            self.X, self.f = X, f_X
+        gap = (self.f - bound) / max(abs(self.f), 1e-300)
+        row.update(dual_bound=bound, restored_objective=f_X, relative_gap=gap)
+        return gap
+
+    def _due(self, gap_M: float) -> bool:
+        if self._last is None:
+            return True
+        gap_last, loss = self._last
+        return gap_M * (1.0 + max(loss, 0.0) / max(gap_last, 1e-300)) <= self.tol or gap_M <= gap_last / 2
+
+    def _polish(self, M: np.ndarray) -> tuple[np.ndarray, float]:
+        relax = self.relax
+        best, f_best = None, np.inf
+        for r, W in enumerate(_alternating_projections(M, self.project), start=1):
+            if r % 5 == 0 or r == self.rounds:
+                X = relax.restore(W)
+                f_X = relax.objective(X)
+                if f_X >= f_best:
+                    break  # each round removes negativity but moves away from M: past the balance
+                best, f_best = X, f_X
+            if r == self.rounds:
+                break
+        return best, f_best
+
+
+def _alternating_projections(M: np.ndarray, project_M2):
+    """Alternating projections onto M2 and S (von Neumann) from ``M`` in S: yields the M2 point of
+    every round.  They converge to a point of ``M1 = S ∩ M2`` (the distance to S never grows),
+    which leaves less negativity for :meth:`ConditionalJC.restore` to mix away."""
     W = project_M2(M)
-    for _ in range(rounds - 1):
+    while True:
+        yield W
         W = project_M2(project_simplex_rows(W))
-    return W
 
 
 def admm(
@@ -373,10 +445,10 @@ def admm(
     partial_eig : bool
         Let :class:`~cvxclust.bregman.sets.M2Projector` compute only the top of the spectrum.
     polish_rounds : int
-        Once the M-step iterate is within ``tol`` of the dual bound, each check also restores
-        the end point of this many alternating projections between M2 and S started at it
-        (:func:`_alternating_projections`), and keeps the better feasible point; 0 turns this
-        off.  Digits, Euclidean: t = 300 in 301 iterations instead of 761.
+        Once the M-step iterate is within ``tol`` of the dual bound, checks also restore the
+        end point of up to this many alternating projections between M2 and S started at it,
+        when that can finish the solve (:class:`_FeasiblePoint`), and keep the better feasible
+        point; 0 turns this off.  Digits, Euclidean: t = 300 in 301 iterations instead of 761.
     verbose : bool
         Show a progress bar.
     """
@@ -394,7 +466,7 @@ def admm(
     t, d = relax.t, relax.n_clusters
     monitor = IterationMonitor("admm", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
     project = M2Projector(t, d, partial=partial_eig)
-    polish = M2Projector(t, d, partial=partial_eig)
+    feasible = _FeasiblePoint(relax, tol, polish_rounds, partial_eig)
 
     J = np.full((t, t), 1.0 / t)
     if rho is None:
@@ -407,7 +479,6 @@ def admm(
     L = np.full(t, float(rho))
     inner_tol = 1e-2
     bound = -np.inf
-    X_best, f_best = J, relax.objective(J)
     for it in monitor:
         M, inner = _m_step(relax, Z - U, M, rho, L, inner_tol, inner_max_iter)
         Z_prev = Z
@@ -421,37 +492,31 @@ def admm(
         row = {"objective": relax.objective(M), "primal_residual": r_primal, "dual_residual": r_dual,
                "rho": rho, "inner_iterations": inner}
         if it % check_every == 0:
-            bound = max(bound, relax.dual_value(rho * U, M))
-            X = relax.restore(Z)
-            f_X = relax.objective(X)
-            f_M = row["objective"]
-            if polish_rounds and (f_M - bound) <= tol * abs(f_M):
-                # the (infeasible) M-step iterate is within tol of the bound: a feasible point
-                # near it may be too, and mixing Z with J is far from it (module docstring)
-                X_p = relax.restore(_alternating_projections(M, polish, polish_rounds))
-                f_p = relax.objective(X_p)
-                row["polished_objective"] = f_p
-                if f_p < f_X:
-                    X, f_X = X_p, f_p
-            if f_X < f_best:
-                X_best, f_best = X, f_X
-            gap = (f_best - bound) / max(abs(f_best), 1e-300)
-            row.update(dual_bound=bound, restored_objective=f_X, relative_gap=gap)
+            # rho U = rho (M_hat + U_prev - Z) is in the normal cone of M2 at Z = P_M2(M_hat + U_prev)
+            bound = max(bound, relax.dual_value(rho * U, M, Z=Z))
+            gap = feasible.update(M, row["objective"], Z, bound, row)
             if gap < tol and max(r_primal, r_dual) < residual_tol:
                 monitor.record(**row)
                 monitor.converged()
                 break
         monitor.record(**row)
         rho, U = balance_penalty(it + 1, rho, U, r_primal, r_dual, mu, adapt_every)
+    return _finish(relax, feasible, monitor, Z, bound, lambda: relax.dual_value(rho * U, M, Z=Z))
+
+
+def _finish(relax: ConditionalJC, feasible: _FeasiblePoint, monitor: IterationMonitor, Z, bound, last_bound):
+    """The result of a solver of (10): the best feasible point and bound, with the last iterate's
+    (``Z`` and the callable ``last_bound``) considered once more if the solver stopped at a limit."""
     if monitor.status != "optimal" and monitor.iterations > 0:
-        bound = max(bound, relax.dual_value(rho * U, M))
+        bound = max(bound, last_bound())
         X = relax.restore(Z)
-        if relax.objective(X) < f_best:
-            X_best = X
+        f_X = relax.objective(X)
+        if f_X < feasible.f:
+            feasible.X, feasible.f = X, f_X
     return relax.make_result(
-        X_best,
+        feasible.X,
         status=monitor.status,
-        method="admm",
+        method=monitor.method,
         iterations=monitor.iterations,
         time=monitor.elapsed,
         dual_bound=bound if np.isfinite(bound) else None,

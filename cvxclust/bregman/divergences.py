@@ -103,10 +103,15 @@ class Divergence(abc.ABC):
     jointly_convex : bool
         Whether D_F(x, y) is jointly convex in (x, y); then D_F(X, M X) is convex in M and
         :meth:`cvxpy_divergence` gives a DCP expression for the relaxation (10).
+    quadratic : bool
+        Whether ``D_F(x, y) = ||(x - y) R||^2 / 2`` for a fixed matrix R (:meth:`whiten` multiplies
+        by it); then ``M -> D_F(X, M X)`` is a quadratic whose gradient is Lipschitz with a
+        constant known in closed form.
     """
 
     name: str = ""
     jointly_convex: bool = False
+    quadratic: bool = False
     _domain_text: str = "any finite real values"
     _dual_domain_text: str = "any finite real values"
 
@@ -291,6 +296,23 @@ class Divergence(abc.ABC):
     def _cvxpy_divergence(self, X: np.ndarray, Z: cp.Expression) -> cp.Expression:
         raise NotImplementedError  # pragma: no cover - only reached for jointly convex subclasses
 
+    def whiten(self, X) -> np.ndarray:
+        """``X R`` for a quadratic divergence ``D_F(x, y) = ||(x - y) R||^2 / 2`` (rows of X are points).
+
+        Raises
+        ------
+        ValueError
+            If the divergence is not a quadratic (``quadratic`` is False).
+        """
+        if not self.quadratic:
+            raise ValueError(f"divergence {self.name!r} is not a quadratic D_F(x, y) = ||(x - y) R||^2 / 2")
+        X = _as_finite_array(X, "X")
+        self._check_shape(X, "X")
+        return self._whiten(X)
+
+    def _whiten(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - only reached for quadratic subclasses
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -304,6 +326,7 @@ class SquaredEuclidean(Divergence):
 
     name = "euclidean"
     jointly_convex = True
+    quadratic = True
 
     def _F(self, X):
         return 0.5 * np.sum(X * X)
@@ -326,6 +349,9 @@ class SquaredEuclidean(Divergence):
     def _cvxpy_divergence(self, X, Z):
         return 0.5 * cp.sum_squares(X - Z)
 
+    def _whiten(self, X):
+        return X
+
 
 class Mahalanobis(Divergence):
     r"""Mahalanobis distance: F(x) = x' W x / 2 on each data row x (length n), W p.d.
@@ -342,6 +368,7 @@ class Mahalanobis(Divergence):
 
     name = "mahalanobis"
     jointly_convex = True
+    quadratic = True
 
     def __init__(self, W):
         W = check_square_matrix(W, "W")
@@ -387,6 +414,9 @@ class Mahalanobis(Divergence):
 
     def _cvxpy_divergence(self, X, Z):
         return 0.5 * cp.sum_squares((X - Z) @ self._L)
+
+    def _whiten(self, X):
+        return X @ self._L
 
     def __repr__(self) -> str:
         return f"Mahalanobis(W={np.array2string(self.W, precision=4, threshold=20)})"

@@ -1,4 +1,7 @@
-"""ConditionalJC: the relaxation (10) over M1 and its ADMM (Section 3.1.1), against cvxpy."""
+"""ConditionalJC: the relaxation (10) over M1, its ADMM (Section 3.1.1) and Davis-Yin splitting,
+against cvxpy."""
+
+import itertools
 
 import numpy as np
 import pytest
@@ -26,14 +29,18 @@ def clustered_data(divergence, t, n, d, seed):
 CASES = [("euclidean", 16, 2, 2, 0), ("kl", 18, 3, 3, 1), ("logistic", 15, 4, 3, 2), ("euclidean", 12, 3, 4, 3)]
 
 
-@pytest.mark.parametrize("divergence,t,n,d,seed", CASES)
-def test_admm_matches_reference(divergence, t, n, d, seed, reference):
+SOLVER_CASES = [(*case, method) for case in CASES for method in ("admm", "davis-yin")
+                if method == "admm" or case[0] == "euclidean"]
+
+
+@pytest.mark.parametrize("divergence,t,n,d,seed,method", SOLVER_CASES)
+def test_solvers_match_reference(divergence, t, n, d, seed, method, reference):
     X, _ = clustered_data(divergence, t, n, d, seed)
     relax = ConditionalJC(X, divergence, d)
     ref = reference(relax)
     assert ref.max_residual <= 1e-6
-    res = relax.solve("auto", tol=1e-5, max_iter=5000)
-    assert res.method == "admm" and res.status == "optimal"
+    res = relax.solve(method, tol=1e-5, max_iter=5000)
+    assert res.method == method and res.status == "optimal"
     # the returned point is exactly feasible and certified within tol of the optimum
     assert res.max_residual <= 1e-10
     assert res.relative_gap <= 1e-5
@@ -45,8 +52,68 @@ def test_admm_matches_reference(divergence, t, n, d, seed, reference):
     scale = np.abs(ref.X @ X).max()
     assert np.abs(res.X @ X - ref.X @ X).max() <= 2e-3 * scale
     # history carries the figures for plots
-    assert {"objective", "primal_residual", "dual_residual", "rho"} <= set(res.history[0])
-    assert "relative_gap" in res.history[-1]
+    assert {"objective", "primal_residual", "rho" if method == "admm" else "step"} <= set(res.history[0])
+    assert {"relative_gap", "dual_residual"} <= set(res.history[-1])
+
+
+@pytest.mark.parametrize("divergence,expected", [("euclidean", "davis-yin"), ("kl", "admm"), ("logistic", "admm")])
+def test_default_method_follows_the_divergence(divergence, expected):
+    X, _ = clustered_data(divergence, 10, 2, 2, 0)
+    relax = ConditionalJC(X, divergence, 2)
+    assert relax.default_method == expected
+    assert relax.solve("auto", tol=1e-3).method == expected
+
+
+def test_davis_yin_needs_a_quadratic_divergence():
+    X, _ = clustered_data("kl", 10, 2, 2, 0)
+    with pytest.raises(ValueError, match="quadratic divergence.*'kl'"):
+        ConditionalJC(X, "kl", 2).solve("davis-yin")
+
+
+def test_gradient_lipschitz_constant_holds_on_row_sum_one_and_is_attained():
+    """The constant of grad f on {M 1 = 1} (centred data): the descent lemma holds with it for
+    M, M' in S and in M2 alike, and no smaller constant works along its top direction."""
+    from cvxclust.bregman._davis_yin import gradient_lipschitz
+    from cvxclust.bregman.divergences import Mahalanobis
+    from cvxclust.bregman.sets import project_M2
+
+    rng = np.random.default_rng(3)
+    t, d = 12, 3
+    X, _ = clustered_data("euclidean", t, 2, d, 6)
+    for divergence in ("euclidean", Mahalanobis(np.array([[2.0, 0.5], [0.5, 1.0]]))):
+        relax = ConditionalJC(X, divergence, d)
+        L = gradient_lipschitz(relax)
+        uncentred = float(np.linalg.norm(relax.divergence.whiten(X), 2) ** 2)
+        assert L < 0.5 * uncentred  # the mean direction is what centring removes
+        for _ in range(20):
+            A, B = (project_simplex_rows(rng.standard_normal((t, t))) for _ in range(2))
+            A2 = project_M2((A + A.T) / 2 + 0.3 * np.eye(t), d)  # a point of M2 (M 1 = 1 too)
+            for P, Q in [(A, B), (A, A2)]:
+                gap = relax.objective(Q) - relax.objective(P) - np.sum(relax.gradient(P) * (Q - P))
+                assert -1e-12 <= gap <= L / 2 * np.sum((Q - P) ** 2) * (1 + 1e-10) + 1e-12
+        # f along the top right singular vector u of the centred whitened data, as a row-sum-zero step
+        XcR = relax.divergence.whiten(X) - relax.divergence.whiten(X).mean(axis=0)
+        U, _, _ = np.linalg.svd(XcR)
+        E = np.outer(np.ones(t) / np.sqrt(t), U[:, 0])  # E 1 = 0 as U[:, 0] is orthogonal to 1
+        P = np.full((t, t), 1.0 / t)
+        gap = relax.objective(P + E) - relax.objective(P) - np.sum(relax.gradient(P) * E)
+        assert gap == pytest.approx(L / 2 * np.sum(E**2), rel=1e-9)
+
+
+def test_dual_value_from_the_z_step_equals_the_eigenvalue_bound():
+    """For Y = (V - Z) / gamma with Z = P_M2(V), g_2(Y) = -<Y, Z> (Z minimises -<Y, .> over M2)."""
+    from cvxclust.bregman.sets import project_M2
+
+    rng = np.random.default_rng(7)
+    t, d = 20, 3
+    X, _ = clustered_data("euclidean", t, 2, d, 2)
+    relax = ConditionalJC(X, "euclidean", d)
+    for _ in range(5):
+        V = rng.standard_normal((t, t)) + 2 * np.eye(t) / d  # not symmetric, as in the solvers
+        Z = project_M2((V + V.T) / 2, d)
+        Y = (V - Z) / 0.37
+        M = project_simplex_rows(rng.standard_normal((t, t)))
+        assert relax.dual_value(Y, M, Z=Z) == pytest.approx(relax.dual_value(Y, M), rel=1e-10, abs=1e-10)
 
 
 @pytest.mark.parametrize("divergence", ["euclidean", "kl", "logistic"])
@@ -122,8 +189,7 @@ def test_alternating_projections_approach_M1():
     t, d = 30, 3
     M = project_simplex_rows(rng.standard_normal((t, t)) + 3 * np.kron(np.eye(d), np.ones((t // d, t // d))))
     distances = []
-    for rounds in range(1, 8):
-        W = _alternating_projections(M, M2Projector(t, d), rounds)
+    for W in itertools.islice(_alternating_projections(M, M2Projector(t, d)), 7):
         np.testing.assert_allclose(W, project_M2(W, d), atol=1e-10)  # W is in M2
         distances.append(np.linalg.norm(W - project_simplex_rows(W)))
     assert all(b <= a + 1e-12 for a, b in zip(distances, distances[1:]))
@@ -132,11 +198,12 @@ def test_alternating_projections_approach_M1():
     assert max(residuals_M1(relax.restore(W), d).values()) <= 1e-10
 
 
-@pytest.mark.parametrize("divergence,t,n,d,seed", CASES[:2])
-def test_polishing_on_and_off_reach_the_same_certified_optimum(divergence, t, n, d, seed):
+@pytest.mark.parametrize("divergence,t,n,d,seed,method", [(*CASES[0], "admm"), (*CASES[1], "admm"),
+                                                          (*CASES[0], "davis-yin"), (*CASES[3], "davis-yin")])
+def test_polishing_on_and_off_reach_the_same_certified_optimum(divergence, t, n, d, seed, method):
     X, _ = clustered_data(divergence, t, n, d, seed)
     relax = ConditionalJC(X, divergence, d)
-    runs = {k: relax.solve("admm", tol=1e-5, max_iter=5000, polish_rounds=k) for k in (0, 10)}
+    runs = {k: relax.solve(method, tol=1e-5, max_iter=5000, polish_rounds=k) for k in (0, 10)}
     for res in runs.values():
         assert res.status == "optimal" and res.max_residual <= 1e-10 and res.relative_gap <= 1e-5
     assert abs(runs[0].objective - runs[10].objective) <= 2e-5 * abs(runs[0].objective)
@@ -145,11 +212,12 @@ def test_polishing_on_and_off_reach_the_same_certified_optimum(divergence, t, n,
     assert not any("polished_objective" in row for row in runs[0].history)
 
 
-def test_iteration_limit_warns_and_reports_honestly(reference):
+@pytest.mark.parametrize("method", ["admm", "davis-yin"])
+def test_iteration_limit_warns_and_reports_honestly(method, reference):
     X, _ = clustered_data("euclidean", 14, 2, 2, 9)
     relax = ConditionalJC(X, "euclidean", 2)
-    with pytest.warns(ConvergenceWarning, match="admm"):
-        res = relax.solve("admm", tol=1e-9, max_iter=7)
+    with pytest.warns(ConvergenceWarning, match=method):
+        res = relax.solve(method, tol=1e-9, max_iter=7)
     assert res.status == "max_iter" and res.iterations == 7
     assert res.max_residual <= 1e-10  # still the exactly feasible restoration
     ref = reference(relax)
@@ -189,6 +257,11 @@ def test_bad_solver_options():
         relax.solve("admm", tol=-1.0)
     with pytest.raises(ValueError, match="polish_rounds"):
         relax.solve("admm", polish_rounds=-1)
+    for options, name in [({"step": 2.0}, "step"), ({"step": 0.0}, "step"), ({"relaxation_factor": 1.9}, "relaxation_factor"),
+                          ({"step": 1.0, "relaxation_factor": 1.6}, "relaxation_factor"), ({"check_every": 0}, "check_every"),
+                          ({"polish_rounds": 1.5}, "polish_rounds"), ({"tol": 0.0}, "tol")]:
+        with pytest.raises(ValueError, match=name):
+            relax.solve("davis-yin", **options)
     with pytest.raises(ValueError, match="M"):
         relax.objective(np.eye(3))
 
@@ -199,7 +272,8 @@ def test_mahalanobis_instance_matches_reference(reference):
     X, _ = clustered_data("euclidean", 12, 2, 2, 10)
     relax = ConditionalJC(X, Mahalanobis(np.array([[2.0, 0.5], [0.5, 1.0]])), 2)
     ref = reference(relax)
-    res = relax.solve("admm", tol=1e-5, max_iter=5000)
-    assert res.status == "optimal" and res.max_residual <= 1e-10
-    assert abs(res.objective - ref.objective) / abs(ref.objective) <= 1e-4
-    assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
+    for method in ("admm", "davis-yin"):
+        res = relax.solve(method, tol=1e-5, max_iter=5000)
+        assert res.status == "optimal" and res.max_residual <= 1e-10
+        assert abs(res.objective - ref.objective) / abs(ref.objective) <= 1e-4
+        assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)

@@ -405,3 +405,25 @@ def test_get_divergence_W_errors():
         get_divergence("kl", W=W_TEST)
     with pytest.raises(ValueError, match=r"^W must not be given"):
         get_divergence(SquaredEuclidean(), W=W_TEST)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_quadratic_divergences_whiten_to_half_squared_distances(name):
+    """``quadratic`` is set exactly for D_F(x, y) = ||(x - y) R||^2 / 2, and whiten multiplies by R."""
+    div = CASES[name][0]
+    rng = np.random.default_rng(11)
+    X, Y = random_points(name, rng), random_points(name, rng)
+    assert div.quadratic == (name in ("euclidean", "mahalanobis"))
+    if div.quadratic:
+        rows = 0.5 * np.sum((div.whiten(X) - div.whiten(Y)) ** 2, axis=1)
+        np.testing.assert_allclose(rows, div.divergence_rows(X, Y), rtol=1e-12)
+    else:
+        with pytest.raises(ValueError, match="not a quadratic"):
+            div.whiten(X)
+
+
+def test_whiten_checks_its_input():
+    with pytest.raises(ValueError, match="X"):
+        SquaredEuclidean().whiten(np.array([[1.0, np.inf]]))
+    with pytest.raises(ValueError, match="X"):
+        Mahalanobis(W_TEST).whiten(np.ones((4, 2)))
