@@ -333,9 +333,12 @@ class _FeasiblePoint:
     Each check restores the Z iterate (in M2).  Once the M iterate (in S) is within ``tol`` of
     the bound, a check may also *polish*: run alternating projections between M2 and S from M,
     restoring their end point after every 5 rounds while that improves the objective, up to
-    ``rounds`` rounds.  A polish costs one eigendecomposition per round, so it runs only when
-    it can finish the solve: when the M gap, plus the restoration loss of the last polish scaled
-    by how much the M gap shrank since, is below ``tol`` (or the M gap halved since).
+    ``rounds`` rounds.  The polished point is about the nearest point of M1 to M, and what it
+    loses in objective is proportional to the primal residual ``||M - Z||`` (Digits, t = 1000:
+    loss / relative residual = 1.6 to 1.5 over iterations 350-720, while the M gap fell 40-fold).
+    A polish costs one eigendecomposition per round, so after the first it runs only when it can
+    finish the solve: when the M gap plus the last loss, scaled by the residual, is below
+    ``tol`` (and the residual fell 5% since), or when the residual halved since.
     """
 
     def __init__(self, relax: ConditionalJC, tol: float, rounds: int, partial_eig: bool):
@@ -343,19 +346,21 @@ class _FeasiblePoint:
         self.project = M2Projector(relax.t, relax.n_clusters, partial=partial_eig)
         J = np.full((relax.t, relax.t), 1.0 / relax.t)
         self.X, self.f = J, relax.objective(J)
-        self._last: tuple[float, float] | None = None  # (M gap, relative loss) of the last polish
+        self._last: tuple[float, float] | None = None  # (primal residual, relative loss) at the last polish
 
     def update(self, M: np.ndarray, f_M: float, Z: np.ndarray, bound: float, row: dict) -> float:
-        """Restore ``Z`` (and polish from ``M`` when due); record the figures in ``row``; return
-        the certified relative gap of the best point so far."""
+        """Restore ``Z`` (and polish from ``M`` when due); record the figures in ``row`` (which
+        must hold the ``primal_residual`` of M and Z); return the certified relative gap of the
+        best point so far."""
         relax = self.relax
         X = relax.restore(Z)
         f_X = relax.objective(X)
         gap_M = (f_M - bound) / max(abs(f_M), 1e-300)
-        if self.rounds and gap_M <= self.tol and self._due(gap_M):
+        residual = row["primal_residual"]
+        if self.rounds and gap_M <= self.tol and self._due(gap_M, residual):
             X_p, f_p = self._polish(M)
             row["polished_objective"] = f_p
-            self._last = (gap_M, (f_p - f_M) / max(abs(f_M), 1e-300))
+            self._last = (residual, (f_p - f_M) / max(abs(f_M), 1e-300))
             if f_p < f_X:
                 X, f_X = X_p, f_p
         if f_X < self.f:
@@ -364,11 +369,12 @@ class _FeasiblePoint:
         row.update(dual_bound=bound, restored_objective=f_X, relative_gap=gap)
         return gap
 
-    def _due(self, gap_M: float) -> bool:
+    def _due(self, gap_M: float, residual: float) -> bool:
         if self._last is None:
             return True
-        gap_last, loss = self._last
-        return gap_M * (1.0 + max(loss, 0.0) / max(gap_last, 1e-300)) <= self.tol or gap_M <= gap_last / 2
+        last_residual, loss = self._last
+        shrink = residual / max(last_residual, 1e-300)
+        return (gap_M + max(loss, 0.0) * shrink <= self.tol and shrink <= 0.95) or shrink <= 0.5
 
     def _polish(self, M: np.ndarray) -> tuple[np.ndarray, float]:
         relax = self.relax
