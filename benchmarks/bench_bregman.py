@@ -219,6 +219,8 @@ def main(argv=None) -> int:
     parser.add_argument("--scs-timeout", type=float, default=600.0, help="kill an SCS run after this many s")
     parser.add_argument("--no-scs-default", action="store_true", help="skip SCS at its default eps 1e-4")
     parser.add_argument("--no-admm", action="store_true", help="skip the ADMM rows of conditional-jc (euclidean)")
+    parser.add_argument("--methods", nargs="+", default=["ours", "ours-admm", "scs", "scs-default"],
+                        choices=["ours", "ours-admm", "scs", "scs-default"], help="rows to run (e.g. only ours-admm)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -229,14 +231,14 @@ def main(argv=None) -> int:
     models = available_models(args.models)
     opts = {"n_clusters": args.n_clusters, "alpha": args.alpha, "beta": args.beta, "gamma": args.gamma,
             "tol": args.tol, "time_limit": args.time_limit, "scs_eps": args.scs_eps}
-    scs = ["scs"] + ([] if args.no_scs_default else ["scs-default"])
+    scs = [m for m in ("scs", "scs-default") if m in args.methods and not (m == "scs-default" and args.no_scs_default)]
     jobs = []
     for div in args.divergences:
         for model in models:
             if model == "discriminative" and div != args.divergences[0]:
                 continue  # no divergence in (29): one row set is enough
-            ours = ["ours"] + (["ours-admm"] if model == "conditional-jc" and div == "euclidean"
-                               and not args.no_admm else [])
+            ours = [m for m in ("ours", "ours-admm") if m in args.methods and (m == "ours" or (
+                model == "conditional-jc" and div == "euclidean" and not args.no_admm))]
             for t in args.sizes:
                 jobs += [(t, model, div, m) for m in ours + scs]
             jobs += [(t, model, div, m) for t in args.big for m in ours]

@@ -21,7 +21,8 @@ limit ``--time-limit``; then spectral rounding of M, 10 k-means repeats,
 :func:`~cvxclust.bregman._local.round_equivalence`; mean ± std over those 10 repeats, as the
 paper reports):
 
-* Table 2: cvxCondJC = :class:`ConditionalJC` (10) over M1 (ADMM) + SC rounding, then
+* Table 2: cvxCondJC = :class:`ConditionalJC` (10) over M1 (its default solver: Davis-Yin splitting
+  for the linear transfer, the ADMM for the sigmoid) + SC rounding, then
   re-optimisation of ``D_F(X, Y Gamma)`` by :func:`bregman_hard_clustering` from each rounding;
   altCondJC = :func:`bregman_hard_clustering` with 30 random restarts (best kept), repeated with
   10 seeds for mean ± std.
@@ -237,7 +238,7 @@ COLUMNS = {
     4: ("cvxDisc + SC rounding", "cvxDisc + SC + re-opt", "altCondJC sigm (30 restarts)"),
     5: ("cvxJoint1 (SC rounding)", "cvxJoint2 (+ re-opt)", "softEM (20 restarts)"),
 }
-TITLES = {2: "Table 2: conditional model, jointly convex divergence (ConditionalJC over M1, ADMM)",
+TITLES = {2: "Table 2: conditional model, jointly convex divergence (ConditionalJC over M1, Davis-Yin / ADMM)",
           3: "Table 3: conditional model, any divergence (Conditional (17) over M2, Algorithm 1)",
           4: "Table 4: discriminative model (Discriminative (29)); re-opt with the sigmoid transfer",
           5: "Table 5: joint model (Joint (33)) vs soft EM; obj = joint negative log-likelihood "

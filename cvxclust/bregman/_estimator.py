@@ -58,7 +58,8 @@ ROUNDINGS = ("spectral",)
 
 #: Solver options the estimator uses unless ``solver_options`` overrides them.  The solvers
 #: default to a certified relative gap of 1e-6, which the estimator does not need: it only uses
-#: M through its rounding.  Measured (one thread): the ADMM of ConditionalJC on 50 blobs took
+#: M through its rounding.  Measured (one thread; since then the Euclidean default became
+#: Davis-Yin splitting, 2-3x faster): the ADMM of ConditionalJC on 50 blobs took
 #: 5000 iterations (16 s) without reaching 1e-6, 2400 (10 s) for 1e-4 and 600 (2 s) for 1e-3,
 #: with the same rounded partition at every tolerance; the conditional gradient of Joint on
 #: structureless uniform data (40 x 10, d = 2) hit 1000 iterations (30 s) at 1e-6, needed 82
