@@ -5,7 +5,14 @@ import pytest
 from skimage import data as skdata
 from sklearn.cluster import KMeans, SpectralClustering
 
-from cvxclust._image_sets import OBJECTS, PIXEL_NOISE, POSE_OBJECTS, _disc, objects_by_pose, rotating_object
+from cvxclust._image_sets import (
+    OBJECTS,
+    PIXEL_NOISE,
+    POSE_OBJECTS,
+    _disc,
+    objects_by_pose,
+    rotating_object,
+)
 from cvxclust.kernels import rbf
 from cvxclust.metrics import accuracy, nmi
 

@@ -8,9 +8,8 @@ import pytest
 
 from cvxclust._relaxation import ConvergenceWarning
 from cvxclust.bregman._conditional_jc import ConditionalJC
-from cvxclust.linalg import project_simplex_rows
 from cvxclust.bregman.sets import enumerate_equivalence_matrices, equivalence_matrix
-from cvxclust.linalg import project_simplex
+from cvxclust.linalg import project_simplex_rows
 
 
 def clustered_data(divergence, t, n, d, seed):
@@ -169,14 +168,6 @@ def test_problem_statement():
     var.value = M
     assert problem.objective.value == pytest.approx(relax.objective(M), rel=1e-12)
     assert all(c.violation().max() <= 1e-12 for c in problem.constraints)
-
-
-def test_batched_simplex_projection_matches_linalg():
-    rng = np.random.default_rng(8)
-    V = rng.standard_normal((30, 17)) * rng.uniform(0.01, 3, (30, 1))
-    P = project_simplex_rows(V)
-    expected = np.array([project_simplex(v) for v in V])
-    np.testing.assert_allclose(P, expected, atol=1e-14)
 
 
 def test_alternating_projections_approach_M1():

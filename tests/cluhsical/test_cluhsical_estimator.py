@@ -26,7 +26,15 @@ from cvxclust.cluhsical import l2_objective, labels_objective, relaxation_output
 from cvxclust.datasets import rotating_object
 from cvxclust.kernels import center, rbf
 from cvxclust.metrics import accuracy, structured_loss
-from cvxclust.structures import admissible_permutations, chain, kron, loss_matrix, output_kernel, ring, tree
+from cvxclust.structures import (
+    admissible_permutations,
+    chain,
+    kron,
+    loss_matrix,
+    output_kernel,
+    ring,
+    tree,
+)
 
 # a user loss: nonnegative, zero diagonal, deliberately asymmetric (allowed by (12))
 USER_LOSS = np.array([[0.0, 1.0, 3.0], [2.0, 0.0, 1.0], [1.0, 2.0, 0.0]])

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from ssc_helpers import kernel, reference
 
 from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
 from cvxclust.ssc._lagrange_dual import _DualOracle
-from ssc_helpers import kernel, reference
 
 RELAXATIONS = (FrobeniusPSD, FrobeniusDS)
 INSTANCES = [("iris", 20, 1.0), ("wine", 24, 0.5), ("digits", 30, 1.0)]

@@ -11,13 +11,13 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
+from ssc_helpers import data
 
 import cvxclust
 from cvxclust import Result, SemidefiniteSpectralClustering
 from cvxclust.kernels import rbf
 from cvxclust.metrics import error_rate
 from cvxclust.ssc import NORMALIZATIONS, FrobeniusPSD
-from ssc_helpers import data
 
 # scikit-learn sets n_clusters = 1 in these checks (to make every clusterer "fit" a trivial
 # problem); the project requires 2 <= n_clusters <= n_samples and raises ValueError instead.

@@ -8,11 +8,10 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
+from ssc_helpers import RELAXATIONS, SCALABLE, kernel
 
 import cvxclust
 from cvxclust.ssc import FrobeniusPSD
-from ssc_helpers import RELAXATIONS, SCALABLE, kernel
-
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
+from ssc_helpers import kernel, reference
 
 from cvxclust import Result
 from cvxclust.ssc import NORMALIZATIONS, FrobeniusDS, FrobeniusPSD, normalize
-from ssc_helpers import kernel, reference
 
 INSTANCE = ("iris", 40, 1.0)  # the DS solution is not p.s.d. here: (7) differs from (6)
 

@@ -11,12 +11,19 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
+from ssc_helpers import (
+    INSTANCES,
+    RELAXATIONS,
+    SCALABLE,
+    data,
+    instance_id,
+    kernel,
+    reference,
+)
 
 import cvxclust
 from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
 from cvxclust.ssc._admm import _step
-from ssc_helpers import RELAXATIONS, SCALABLE, INSTANCES, data, instance_id, kernel, reference
-
 
 TOL = 1e-6
 
