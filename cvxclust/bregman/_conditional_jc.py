@@ -513,12 +513,13 @@ def admm(
                 break
         monitor.record(**row)
         rho, U = balance_penalty(it + 1, rho, U, r_primal, r_dual, mu, adapt_every)
-    return _finish(relax, feasible, monitor, Z, bound, lambda: relax.dual_value(rho * U, M, Z=Z))
+    return _finish(feasible, monitor, Z, bound, lambda: relax.dual_value(rho * U, M, Z=Z))
 
 
-def _finish(relax: ConditionalJC, feasible: _FeasiblePoint, monitor: IterationMonitor, Z, bound, last_bound):
+def _finish(feasible: _FeasiblePoint, monitor: IterationMonitor, Z, bound, last_bound):
     """The result of a solver of (10): the best feasible point and bound, with the last iterate's
     (``Z`` and the callable ``last_bound``) considered once more if the solver stopped at a limit."""
+    relax = feasible.relax
     if monitor.status != "optimal" and monitor.iterations > 0:
         bound = max(bound, last_bound())
         X = relax.restore(Z)

@@ -145,8 +145,7 @@ def davis_yin(
         V = 2.0 * M - W - gamma * relax._gradient_from(MX)
         Z_prev, Z = Z, project(V)
         W += relaxation_factor * (Z - M)
-        norm_M, norm_Z = np.linalg.norm(M), np.linalg.norm(Z)
-        r_primal = np.linalg.norm(M - Z) / max(norm_M, norm_Z, 1e-300)
+        r_primal = np.linalg.norm(M - Z) / max(np.linalg.norm(M), np.linalg.norm(Z), 1e-300)
         row = {"objective": float(relax._rows(MX).sum()), "primal_residual": r_primal, "step": gamma}
         if it % check_every == 0:
             Y = (V - Z) / gamma
@@ -159,7 +158,7 @@ def davis_yin(
                 monitor.converged()
                 break
         monitor.record(**row)
-    return _finish(relax, feasible, monitor, Z, bound, lambda: relax.dual_value((V - Z) / gamma, M, Z=Z))
+    return _finish(feasible, monitor, Z, bound, lambda: relax.dual_value((V - Z) / gamma, M, Z=Z))
 
 
 ConditionalJC.register_solver("davis-yin", davis_yin)

@@ -68,8 +68,3 @@ def krr_primal_problem(Phi, Lambda, labels, loss, C) -> cp.Problem:
     # written as "1 - ... == 0" so that cvxpy's multiplier has the sign of the paper's alpha
     margin = np.ones(D.shape[0]) - D @ w - cp.multiply(inv_sqrt_loss, zeta)
     return cp.Problem(objective, [margin == 0])
-
-
-# ----------------------------------------------------------------------------------------------
-# Proposition 2: the first-order approximation (20)
-# ----------------------------------------------------------------------------------------------

@@ -269,6 +269,11 @@ def krr_dual_value(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     return 0.5 * float(np.sum(_solve_ones(J, S, float(gamma))))
 
 
+# ----------------------------------------------------------------------------------------------
+# Proposition 2: the first-order approximation (20)
+# ----------------------------------------------------------------------------------------------
+
+
 @dataclass
 class FirstOrderApproximation:
     r"""The objective of (9) and its first-order approximation (20), for one ``gamma``.
