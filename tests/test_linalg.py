@@ -203,6 +203,28 @@ def test_project_simplex_rows_matches_the_vector_projection():
 
 
 @SETTINGS
+@given(st.integers(1, 30), st.integers(1, 40), st.sampled_from([1e-6, 1.0, 1e3]),
+       st.sampled_from([1e-12, 1e-3, 10.0]), st.integers(0, 2**31 - 1))
+def test_project_simplex_rows_warm_start_gives_the_same_projection(rows, cols, scale, shift, seed):
+    """From the thresholds of a nearby matrix, or from arbitrary ones (above max(v), far below),
+    the warm-started Newton method lands on the same projection, and returns thresholds that
+    generate it."""
+    from cvxclust.linalg import project_simplex, project_simplex_rows
+
+    rng = np.random.default_rng(seed)
+    V = scale * rng.normal(size=(rows, cols))
+    _, theta = project_simplex_rows(V, return_thresholds=True)
+    V2 = V + shift * scale * rng.normal(size=V.shape)
+    expected = np.array([project_simplex(v) for v in V2])
+    starts = [theta, np.full(rows, V2.max() + 1.0), np.full(rows, V2.min() - 1e3 * scale),
+              scale * rng.normal(size=rows)]
+    for start in starts:
+        P, th = project_simplex_rows(V2, start=start, return_thresholds=True)
+        np.testing.assert_allclose(P, expected, atol=1e-12 * max(1.0, scale))
+        np.testing.assert_array_equal(P, np.maximum(V2 - th[:, None], 0.0))
+
+
+@SETTINGS
 @given(st.integers(1, 40), st.integers(1, 60), st.sampled_from([1e-6, 1e-2, 1.0, 1e3]),
        st.integers(0, 2**31 - 1), st.booleans())
 def test_project_simplex_rows_newton_matches_the_sort(rows, cols, scale, seed, ties):

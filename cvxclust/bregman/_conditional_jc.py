@@ -362,7 +362,7 @@ class _FeasiblePoint:
         gap_M = (f_M - bound) / max(abs(f_M), 1e-300)
         residual = row["primal_residual"]
         if self.rounds and gap_M <= self.tol and self._due(gap_M, residual):
-            X_p, f_p = self._polish(M)
+            X_p, f_p = self._polish(M, bound)
             row["polished_objective"] = f_p
             self._last = (residual, (f_p - f_M) / max(abs(f_M), 1e-300))
             if f_p < f_X:
@@ -380,8 +380,11 @@ class _FeasiblePoint:
         shrink = residual / max(last_residual, 1e-300)
         return (gap_M + max(loss, 0.0) * shrink <= self.tol and shrink <= 0.95) or shrink <= 0.5
 
-    def _polish(self, M: np.ndarray) -> tuple[np.ndarray, float]:
-        relax = self.relax
+    def _polish(self, M: np.ndarray, bound: float) -> tuple[np.ndarray, float]:
+        """The best restored point of the alternating projections from M and its objective.
+        Stops after a block of 5 rounds when the point passes the gap test against ``bound``,
+        when the block gained less than ``tol / 10`` or when the objective rose."""
+        relax, tol = self.relax, self.tol
         best, f_best = None, np.inf
         for r, W in enumerate(_alternating_projections(M, self.project), start=1):
             if r % 5 == 0 or r == self.rounds:
@@ -390,21 +393,27 @@ class _FeasiblePoint:
                 if f_X >= f_best:
                     break  # each round removes negativity but moves away from M: past the balance
                 gain, best, f_best = f_best - f_X, X, f_X
-                if gain <= 0.1 * self.tol * abs(f_X):
-                    break  # what more rounds could gain no longer matters to the gap test
+                if f_X - bound <= tol * abs(f_X) or gain <= 0.1 * tol * abs(f_X):
+                    break  # finishes the solve, or more rounds no longer matter to the gap test
             if r == self.rounds:
                 break
         return best, f_best
 
 
-def _alternating_projections(M: np.ndarray, project_M2):
-    """Alternating projections onto M2 and S (von Neumann) from ``M`` in S: yields the M2 point of
-    every round.  They converge to a point of ``M1 = S ∩ M2`` (the distance to S never grows),
-    which leaves less negativity for :meth:`ConditionalJC.restore` to mix away."""
+def _alternating_projections(M: np.ndarray, project_M2, relaxation: float = 1.9):
+    """Relaxed alternating projections onto M2 and S from ``M`` in S: yields the M2 point of every
+    round ``W+ = P_M2(W + lambda (P_S(W) - W))``.  For ``lambda`` in (0, 2) the map is a
+    composition of averaged operators whose fixed points are ``M1 = S ∩ M2``, so the rounds
+    converge to a point of M1, which leaves less negativity for :meth:`ConditionalJC.restore` to
+    mix away.  Over-relaxing the projection onto S halves the rounds: Digits, t = 1000, from the
+    iterate at 500 Davis-Yin iterations, the restored point is within 2e-6 of its limit after 20
+    rounds with ``lambda = 1.9``, 40 with 1 (von Neumann's method), and the limit is no worse.
+    After the first round the projections are warm-started (:meth:`M2Projector.approximate`):
+    every yielded point is in M2 all the same."""
     W = project_M2(M)
     while True:
         yield W
-        W = project_M2(project_simplex_rows(W))
+        W = project_M2.approximate(W + relaxation * (project_simplex_rows(W) - W))
 
 
 def admm(
@@ -423,6 +432,7 @@ def admm(
     inner_factor: float = 0.1,
     partial_eig: bool = True,
     polish_rounds: int = 50,
+    approximate_projections: bool = True,
     verbose: bool = False,
 ):
     """Solve (10) over M1 by the ADMM of Section 3.1.1; see the module docstring.
@@ -461,6 +471,10 @@ def admm(
         end point of up to this many alternating projections between M2 and S started at it,
         when that can finish the solve (:class:`_FeasiblePoint`), and keep the better feasible
         point; 0 turns this off.  Digits, Euclidean: t = 300 in 286 iterations instead of 761.
+    approximate_projections : bool
+        Between checks, replace the Z-step by :meth:`~cvxclust.bregman.sets.M2Projector.approximate`
+        (a warm-started Rayleigh-Ritz step, a point of M2 near the projection); the checks, whose
+        bound needs the exact projection, keep it.
     verbose : bool
         Show a progress bar.
     """
@@ -495,7 +509,10 @@ def admm(
         M, inner = _m_step(relax, Z - U, M, rho, L, inner_tol, inner_max_iter)
         Z_prev = Z
         M_hat = alpha * M + (1.0 - alpha) * Z_prev  # over-relaxation (Boyd et al. 2010, 3.4.3)
-        Z = project(M_hat + U)
+        # the bound needs the exact projection; between checks a warm-started one does
+        check = it % check_every == 0
+        exact = check or not approximate_projections
+        Z = project(M_hat + U) if exact else project.approximate(M_hat + U)
         U += M_hat - Z
         dM, dZ = np.linalg.norm(M - Z), np.linalg.norm(Z - Z_prev)
         r_primal = dM / max(np.linalg.norm(M), np.linalg.norm(Z), 1e-300)
@@ -503,7 +520,7 @@ def admm(
         inner_tol = max(inner_factor * min(dM, dZ), 1e-14)
         row = {"objective": relax.objective(M), "primal_residual": r_primal, "dual_residual": r_dual,
                "rho": rho, "inner_iterations": inner}
-        if it % check_every == 0:
+        if check:
             # rho U = rho (M_hat + U_prev - Z) is in the normal cone of M2 at Z = P_M2(M_hat + U_prev)
             bound = max(bound, relax.dual_value(rho * U, M, Z=Z))
             gap = feasible.update(M, row["objective"], Z, bound, row)
@@ -513,7 +530,8 @@ def admm(
                 break
         monitor.record(**row)
         rho, U = balance_penalty(it + 1, rho, U, r_primal, r_dual, mu, adapt_every)
-    return _finish(feasible, monitor, Z, bound, lambda: relax.dual_value(rho * U, M, Z=Z))
+    # an approximate Z is in M2 (so it can be restored) but not the minimiser g_2 needs
+    return _finish(feasible, monitor, Z, bound, lambda: relax.dual_value(rho * U, M, Z=Z if exact else None))
 
 
 def _finish(feasible: _FeasiblePoint, monitor: IterationMonitor, Z, bound, last_bound):

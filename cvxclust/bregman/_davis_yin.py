@@ -76,9 +76,10 @@ def davis_yin(
     time_limit: float = np.inf,
     step: float = 0.4,
     relaxation_factor: float = 1.6,
-    check_every: int = 5,
+    check_every: int = 10,
     polish_rounds: int = 50,
     partial_eig: bool = True,
+    approximate_projections: bool = True,
     verbose: bool = False,
 ):
     """Solve (10) over M1 by Davis-Yin splitting, for a quadratic divergence; see the module
@@ -101,12 +102,19 @@ def davis_yin(
     relaxation_factor : float
         lambda in ``(0, 2 - step / 2)``; 1.6 needs 1.4x fewer iterations than 1.0 on Digits.
     check_every : int
-        Period of the dual bound and restoration (O(t^2 n), no eigendecomposition).
+        Period of the checks: the exact Z-step (when ``approximate_projections``), the dual bound,
+        the restoration and the residuals (the history records them at checks only).
     polish_rounds : int
         Most alternating projections per polish of the feasible point (see
         :class:`~cvxclust.bregman._conditional_jc._FeasiblePoint`); 0 turns polishing off.
     partial_eig : bool
         Let :class:`~cvxclust.bregman.sets.M2Projector` compute only the top of the spectrum.
+    approximate_projections : bool
+        Between checks, replace the Z-step by :meth:`~cvxclust.bregman.sets.M2Projector.approximate`
+        (a Rayleigh-Ritz step warm-started at the previous eigenvectors: 30-40 ms against 100 ms
+        at t = 1000).  Only the bound needs the exact projection; the iteration tolerates the
+        error, which is a small fraction of the step (Digits: the same number of iterations at
+        t = 300 and 1000, 2x less time per iteration at t = 1000).
     verbose : bool
         Show a progress bar.
 
@@ -139,26 +147,39 @@ def davis_yin(
     W = np.full((t, t), 1.0 / t)
     Z = W.copy()
     bound = -np.inf
+    thresholds = None
     for it in monitor:
-        M = project_simplex_rows(W)
+        M, thresholds = project_simplex_rows(W, start=thresholds, return_thresholds=True)
         MX = M @ X
-        V = 2.0 * M - W - gamma * relax._gradient_from(MX)
-        Z_prev, Z = Z, project(V)
-        W += relaxation_factor * (Z - M)
-        r_primal = np.linalg.norm(M - Z) / max(np.linalg.norm(M), np.linalg.norm(Z), 1e-300)
-        row = {"objective": float(relax._rows(MX).sum()), "primal_residual": r_primal, "step": gamma}
-        if it % check_every == 0:
-            Y = (V - Z) / gamma
-            r_dual = np.linalg.norm(Z - Z_prev) / max(gamma * np.linalg.norm(Y), 1e-300)
-            row["dual_residual"] = r_dual
-            bound = max(bound, relax.dual_value(Y, M, Z=Z))
-            gap = feasible.update(M, row["objective"], Z, bound, row)
-            if gap < tol and max(r_primal, r_dual) < residual_tol:
-                monitor.record(**row)
-                monitor.converged()
-                break
+        V = relax._gradient_from(MX)  # V = 2 M - W - gamma grad f(M), in place
+        V *= -gamma
+        V += M
+        V += M
+        V -= W
+        check = it % check_every == 0
+        # the bound needs the exact projection; between checks a warm-started one does
+        exact = check or not approximate_projections
+        Z_prev, Z = Z, project(V) if exact else project.approximate(V)
+        step_W = Z - M
+        W += relaxation_factor * step_W
+        if not check:
+            monitor.record()
+            continue
+        # the figures of a check (computed only here: they cost as much as a simplex projection)
+        r_primal = np.linalg.norm(step_W) / max(np.linalg.norm(M), np.linalg.norm(Z), 1e-300)
+        Y = (V - Z) / gamma
+        r_dual = np.linalg.norm(Z - Z_prev) / max(gamma * np.linalg.norm(Y), 1e-300)
+        row = {"objective": float(relax._rows(MX).sum()), "primal_residual": r_primal, "dual_residual": r_dual,
+               "step": gamma}
+        bound = max(bound, relax.dual_value(Y, M, Z=Z))
+        gap = feasible.update(M, row["objective"], Z, bound, row)
         monitor.record(**row)
-    return _finish(feasible, monitor, Z, bound, lambda: relax.dual_value((V - Z) / gamma, M, Z=Z))
+        if gap < tol and max(r_primal, r_dual) < residual_tol:
+            monitor.converged()
+            break
+    # an approximate Z is in M2 (so it can be restored) but not the minimiser g_2 needs
+    return _finish(feasible, monitor, Z, bound,
+                   lambda: relax.dual_value((V - Z) / gamma, M, Z=Z if exact else None))
 
 
 ConditionalJC.register_solver("davis-yin", davis_yin)

@@ -319,6 +319,14 @@ def spectral_threshold(sigma, bound: float) -> float:
     return float(bp[lo] + (g_lo - bound) * (bp[hi] - bp[lo]) / (g_lo - g_hi))
 
 
+def _orthonormal_complement(K: np.ndarray, skip: int) -> np.ndarray:
+    """Orthonormal columns spanning the columns ``skip:`` of ``K`` (t x c) modulo 1 and the first
+    ``skip`` columns (orthonormal and orthogonal to 1), by a QR of ``[1/sqrt(t), K]``: exactly
+    orthogonal to both, and orthonormal even where those columns are (nearly) dependent."""
+    t = K.shape[0]
+    return np.linalg.qr(np.hstack([np.full((t, 1), t ** -0.5), K]))[0][:, skip + 1:]
+
+
 def _assemble(w: np.ndarray, V: np.ndarray, theta: float) -> np.ndarray:
     mu = np.clip(w - theta, 0.0, 1.0)
     keep = mu > 0
@@ -433,11 +441,15 @@ class M2Projector:
     min_partial_size : int, optional
         Below this size a full ``eigh`` is used (default 300).
 
+    :meth:`approximate` trades exactness for speed between such calls: one Rayleigh-Ritz step
+    warm-started from the eigenvectors of the previous call, which returns a point of M2 near
+    the projection (for splitting methods whose fixed point does not depend on it).
+
     Attributes
     ----------
     n_active : int or None
         Number of non-zero ``mu_i`` at the last call.
-    full_calls, partial_calls : int
+    full_calls, partial_calls, approximate_calls : int
     """
 
     #: below this size a full eigh costs no more than a partial one
@@ -456,6 +468,8 @@ class M2Projector:
         self.n_active: int | None = None
         self.full_calls = 0
         self.partial_calls = 0
+        self.approximate_calls = 0
+        self._basis: np.ndarray | None = None  # top eigenvectors of the last H A H (warm start)
 
     def __call__(self, A: np.ndarray, *, check: bool = False) -> np.ndarray:
         """``P_M2(A)`` for a symmetric ``A`` of shape (t, t); ``check=True`` validates ``A``."""
@@ -465,20 +479,75 @@ class M2Projector:
             raise ValueError(f"A must have shape {(self.t, self.t)}, got {A.shape}")
         G = _double_center(np.asarray(A, dtype=float))
         bound, t = self.d - 1, self.t
-        if self.partial and self.n_active is not None:
-            m = self.n_active + max(8, self.n_active // 4)
-            if m < self.switch:
-                w, V = _eigh_subset(G, (t - m, t - 1))
-                theta = spectral_threshold(w, bound)
-                if w[0] <= theta:
-                    self.partial_calls += 1
-                    self.n_active = int((w > theta).sum())
-                    return _assemble(w, V, theta) + 1.0 / t
+        m = self._block_size()
+        if m is not None:
+            w, V = _eigh_subset(G, (t - m, t - 1))
+            theta = spectral_threshold(w, bound)
+            if w[0] <= theta:
+                self.partial_calls += 1
+                return self._finish(w, V, theta)
         self.full_calls += 1
         w, V = np.linalg.eigh(G)
-        theta = spectral_threshold(w, bound)
+        return self._finish(w, V, spectral_threshold(w, bound))
+
+    def approximate(self, A: np.ndarray) -> np.ndarray:
+        r"""A point of M2 near ``P_M2(A)``, at a fraction of the cost of the exact projection.
+
+        With the top eigenvectors ``Q`` (t x m, orthogonal to 1) that the previous call kept,
+        one Rayleigh-Ritz step: the Ritz pairs ``(w_i, v_i)`` of ``G = H A_s H``
+        (``A_s = (A + A')/2``) on the block Krylov space ``span[Q, G Q]`` replace the top m
+        eigenpairs in (13).  When G changes little between calls, as in the late iterations of a
+        splitting method, the error is a small fraction of the change (Digits, t = 1000,
+        Davis-Yin: relative error 1e-6 against a step of 1e-5).  Cost: two products of G with
+        t x m blocks, a QR and an eigendecomposition of size 2m (t = 1000, m = 122: 30 ms
+        against 100 ms for the partial eigendecomposition on one thread).
+
+        Without such a basis (first call, or too many active eigenvalues for a partial
+        spectrum), or when the smallest Ritz value exceeds the threshold of (13) (the block may
+        miss active eigenvalues), the exact projection.  (A single-precision eigendecomposition
+        would halve the cost there, but its 1e-7 errors stall the polishing of
+        :class:`~cvxclust.bregman._conditional_jc._FeasiblePoint` above its limit.)
+
+        The result ``sum_i mu_i v_i v_i' + 11'/t`` with ``mu = clip(w - theta, 0, 1)`` is in M2
+        to double precision (the ``v_i`` are orthonormal and orthogonal to 1, and
+        ``sum mu <= d - 1``); only its distance to A is not the least.  For methods that need a
+        point of M2 but not the projection itself: the solvers' steps between certified checks and
+        the polishing of :class:`~cvxclust.bregman._conditional_jc._FeasiblePoint`.
+        """
+        A = np.asarray(A, dtype=float)
+        if A.shape != (self.t, self.t):
+            raise ValueError(f"A must have shape {(self.t, self.t)}, got {A.shape}")
+        S = (A + A.T) / 2
+        Q, m = self._basis, self._block_size()
+        if Q is not None and m is not None:
+            GQ = S @ Q
+            GQ -= GQ.mean(axis=0)  # H S H Q = H S Q, as H Q = Q
+            # new directions, orthonormal and orthogonal to 1 and Q even if G Q is (nearly) in span Q
+            P = _orthonormal_complement(np.hstack([Q, GQ]), Q.shape[1])
+            GP = S @ P
+            GP -= GP.mean(axis=0)
+            B = np.block([[Q.T @ GQ, Q.T @ GP], [P.T @ GQ, P.T @ GP]])
+            w, U = np.linalg.eigh((B + B.T) / 2)
+            k = min(m, len(w))
+            w, U = w[-k:], U[:, -k:]
+            theta = spectral_threshold(w, self.d - 1)
+            if w[0] <= theta:
+                self.approximate_calls += 1
+                return self._finish(w, Q @ U[: Q.shape[1]] + P @ U[Q.shape[1]:], theta)
+        return self(A)
+
+    def _block_size(self) -> int | None:
+        # eigenpairs a partial call computes (None: use the full spectrum)
+        if not self.partial or self.n_active is None:
+            return None
+        m = self.n_active + max(8, self.n_active // 4)
+        return m if m < self.switch else None
+
+    def _finish(self, w: np.ndarray, V: np.ndarray, theta: float) -> np.ndarray:
         self.n_active = int((w > theta).sum())
-        return _assemble(w, V, theta) + 1.0 / t
+        m = self._block_size()
+        self._basis = V[:, -m:] if m is not None else None
+        return _assemble(w, V, theta) + 1.0 / self.t
 
 
 # --------------------------------------------------------------------------------------------

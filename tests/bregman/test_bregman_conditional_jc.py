@@ -171,22 +171,30 @@ def test_problem_statement():
 
 
 def test_alternating_projections_approach_M1():
-    """From a point of S, the alternating projections stay in M2 and draw nearer to S (the
-    distance to the other set never grows), so less is left for restore() to mix away."""
+    """From a point of S, the relaxed alternating projections stay in M2, draw nearer to S, and
+    are Fejer monotone: no point of M1 (here J = 11'/t and a partition matrix) gets farther, so
+    less is left for restore() to mix away.  With warm-started projections the rounds stay in M2."""
     from cvxclust.bregman._conditional_jc import _alternating_projections
-    from cvxclust.bregman.sets import M2Projector, project_M2, residuals_M1
+    from cvxclust.bregman.sets import M2Projector, project_M2, residuals_M1, residuals_M2
 
     rng = np.random.default_rng(4)
     t, d = 30, 3
-    M = project_simplex_rows(rng.standard_normal((t, t)) + 3 * np.kron(np.eye(d), np.ones((t // d, t // d))))
-    distances = []
+    E = np.kron(np.eye(d), np.ones((t // d, t // d)))
+    M = project_simplex_rows(rng.standard_normal((t, t)) + 3 * E)
+    in_M1 = [np.full((t, t), 1.0 / t), E / (t // d)]
+    distances, to_M1 = [], []
     for W in itertools.islice(_alternating_projections(M, M2Projector(t, d)), 7):
         np.testing.assert_allclose(W, project_M2(W, d), atol=1e-10)  # W is in M2
         distances.append(np.linalg.norm(W - project_simplex_rows(W)))
-    assert all(b <= a + 1e-12 for a, b in zip(distances, distances[1:]))
+        to_M1.append([np.linalg.norm(W - P) for P in in_M1])
+    assert all(b <= a + 1e-12 for a, b in zip(np.ravel(to_M1[:-1]), np.ravel(to_M1[1:])))
     assert distances[-1] < 0.5 * distances[0]
     relax = ConditionalJC(np.random.default_rng(0).uniform(0.1, 0.9, (t, 2)), "euclidean", d)
     assert max(residuals_M1(relax.restore(W), d).values()) <= 1e-10
+    warm = M2Projector(t, d, min_partial_size=0, switch_fraction=0.6)
+    for W in itertools.islice(_alternating_projections(M, warm), 7):
+        assert max(residuals_M2(W, d).values()) <= 1e-12
+    assert warm.approximate_calls > 0
 
 
 @pytest.mark.parametrize("divergence,t,n,d,seed,method", [(*CASES[0], "admm"), (*CASES[1], "admm"),
@@ -214,6 +222,54 @@ def test_iteration_limit_warns_and_reports_honestly(method, reference):
     ref = reference(relax)
     assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
     assert res.objective >= ref.objective - 1e-7 * abs(ref.objective)
+
+
+@pytest.fixture
+def counted_approximations(monkeypatch):
+    """Partial spectra from the smallest sizes on and up to 60% of the spectrum (so that small
+    instances take the warm-started Z-steps too), and a list of the projectors created, to count
+    their calls."""
+    from cvxclust.bregman import sets
+
+    projectors = []
+    original = sets.M2Projector.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **{"switch_fraction": 0.6, **kwargs})
+        projectors.append(self)
+
+    monkeypatch.setattr(sets.M2Projector, "min_partial_size", 0)
+    monkeypatch.setattr(sets.M2Projector, "__init__", init)
+    return projectors
+
+
+@pytest.mark.parametrize("divergence,method", [("euclidean", "davis-yin"), ("euclidean", "admm"), ("kl", "admm")])
+def test_approximate_z_steps_reach_the_reference_optimum(divergence, method, reference, counted_approximations):
+    """With the Z-step approximated between checks the solvers reach the same certified optimum,
+    to the same accuracy, and the returned point is still exactly feasible."""
+    X, _ = clustered_data(divergence, 36, 3, 3, 5)
+    relax = ConditionalJC(X, divergence, 3)
+    ref = reference(relax)
+    runs = {a: relax.solve(method, tol=1e-5, max_iter=5000, approximate_projections=a) for a in (True, False)}
+    assert sum(p.approximate_calls for p in counted_approximations) > 0
+    for res in runs.values():
+        assert res.status == "optimal" and res.max_residual <= 1e-10 and res.relative_gap <= 1e-5
+        assert abs(res.objective - ref.objective) <= 1e-4 * abs(ref.objective)
+        assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
+
+
+@pytest.mark.parametrize("method", ["admm", "davis-yin"])
+def test_limit_after_an_approximate_z_step_keeps_the_bound_certified(method, reference, counted_approximations):
+    """Stopped right after an approximate Z-step (not a minimiser of -<Y, Z> over M2), the last
+    bound must come from the eigenvalues, not from that Z."""
+    X, _ = clustered_data("euclidean", 36, 3, 3, 6)
+    relax = ConditionalJC(X, "euclidean", 3)
+    with pytest.warns(ConvergenceWarning):
+        res = relax.solve(method, tol=1e-9, max_iter=13, check_every=10)
+    assert sum(p.approximate_calls for p in counted_approximations) > 0
+    ref = reference(relax)
+    assert res.status == "max_iter" and res.max_residual <= 1e-10
+    assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
 
 
 @pytest.mark.parametrize(
