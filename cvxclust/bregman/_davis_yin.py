@@ -45,8 +45,8 @@ exact projection (a partial eigendecomposition) at checks only, where the bound 
 between, :meth:`~cvxclust.bregman.sets.M2Projector.approximate` warm-starts a Rayleigh-Ritz step
 from the previous eigenvectors, at a third of the cost, and the simplex projection starts
 Newton's method from the previous thresholds.  Digits, Euclidean, d = 10, certified gap 1e-4
-(``benchmarks/bench_bregman.py``, one thread): t = 300 in 2.6 s (ADMM 8.1 s), t = 1000 in 53 s
-(ADMM 208 s).
+(``benchmarks/bench_bregman.py``, one thread): t = 300 in 2.7 s (ADMM 8.8 s), t = 1000 in 49 s
+(ADMM 199 s), t = 2000 in 401 s.
 """
 
 from __future__ import annotations
