@@ -95,8 +95,9 @@ Digits (Euclidean, d = 10) needs 136 instead of 386 iterations at t = 100 and 28
 at t = 300.  What the polished point still loses is proportional to the primal residual (about
 1.5 times the relative residual at t = 1000; about 0.9 at t = 300), so the residual, not the
 bound, decides when the solvers stop at large t.  (At t = 300 the opposite holds: at the stop
-the bound is 6e-5 below the optimum and the polished point 3e-5 above it.)  The history records the objective of M with ``dual_bound``,
-``restored_objective`` (the better restored point) and ``polished_objective``.
+the bound is 6e-5 below the optimum and the polished point 3e-5 above it.)  The history records
+the objective of M with ``dual_bound``, ``restored_objective`` (the better restored point) and
+``polished_objective``.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ Speed: an iteration costs one Z-step, one simplex projection of all rows and two
 X, against the ADMM's three to six projected-gradient steps in its M-step.  The Z-step is the
 exact projection (a partial eigendecomposition) at checks only, where the bound needs it; in
 between, :meth:`~cvxclust.bregman.sets.M2Projector.approximate` warm-starts a Rayleigh-Ritz step
-from the previous eigenvectors, at a third of the cost, and the simplex projection starts
+from the previous eigenvectors, at 40% of the cost, and the simplex projection starts
 Newton's method from the previous thresholds.  Digits, Euclidean, d = 10, certified gap 1e-4
 (``benchmarks/bench_bregman.py``, one thread): t = 300 in 2.7 s (ADMM 8.8 s), t = 1000 in 49 s
 (ADMM 199 s), t = 2000 in 401 s.
@@ -115,7 +115,7 @@ def davis_yin(
         Let :class:`~cvxclust.bregman.sets.M2Projector` compute only the top of the spectrum.
     approximate_projections : bool
         Between checks, replace the Z-step by :meth:`~cvxclust.bregman.sets.M2Projector.approximate`
-        (a Rayleigh-Ritz step warm-started at the previous eigenvectors: 30-40 ms against 100 ms
+        (a Rayleigh-Ritz step warm-started at the previous eigenvectors: about 40 ms against 100 ms
         at t = 1000).  Only the bound needs the exact projection; the iteration tolerates the
         error, which is a small fraction of the step (Digits: the same number of iterations at
         t = 300 and 1000, 2x less time per iteration at t = 1000).

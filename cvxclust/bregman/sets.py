@@ -501,7 +501,7 @@ class M2Projector:
         eigenpairs in (13).  When G changes little between calls, as in the late iterations of a
         splitting method, the error is a small fraction of the change (Digits, t = 1000,
         Davis-Yin: relative error 1e-6 against a step of 1e-5).  Cost: two products of G with
-        t x m blocks, a QR and an eigendecomposition of size 2m (t = 1000, m = 122: 30 ms
+        t x m blocks, a QR and an eigendecomposition of size 2m (t = 1000, m = 122: about 40 ms
         against 100 ms for the partial eigendecomposition on one thread).
 
         Without such a basis (first call, or too many active eigenvalues for a partial
