@@ -549,6 +549,10 @@ class M2Projector:
         self.n_active = int((w > theta).sum())
         m = self._block_size()
         self._basis = V[:, -m:] if m is not None else None
+        if self._basis is not None and np.abs(self._basis.sum(axis=0)).max() > 1e-8 * np.sqrt(self.t):
+            # the block reaches down to the eigenvalue 0 of H A H, whose eigenvectors include 1:
+            # :meth:`approximate` needs a basis orthogonal to 1 (it applies G as H A_s)
+            self._basis = _orthonormal_complement(self._basis, 0)
         return _assemble(w, V, theta) + 1.0 / self.t
 
 

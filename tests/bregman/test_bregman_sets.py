@@ -314,6 +314,24 @@ def test_m2_projector_approximate_is_in_M2_and_tracks_the_projection():
         proj.approximate(np.eye(t - 1))
 
 
+def test_m2_projector_approximate_stays_in_M2_when_the_block_reaches_the_eigenvector_1():
+    """With fewer positive eigenvalues than the block, the block of H A H holds the eigenvalue 0,
+    whose eigenvectors include 1; the warm start must still give a point of M2 (row sums 1)."""
+    rng = np.random.default_rng(14)
+    t, d = 60, 3
+    B = rng.standard_normal((t, t))
+    u = rng.standard_normal((t, 2))
+    A = -(B @ B.T) / t + 3 * u @ u.T  # two positive eigenvalues, a block of 10
+    proj = M2Projector(t, d, min_partial_size=0, switch_fraction=0.6)
+    proj(A)
+    for _ in range(3):
+        A = A + 1e-3 * random_symmetric(rng, t) / np.sqrt(t)
+        Z = proj.approximate(A)
+        assert max(residuals_M2(Z, d).values()) <= 1e-12
+        np.testing.assert_allclose(Z, project_M2(A, d), atol=1e-6)
+    assert proj.approximate_calls == 3
+
+
 def test_m2_projector_approximate_falls_back_to_the_exact_projection():
     rng = np.random.default_rng(13)
     t, d = 60, 3
