@@ -202,9 +202,9 @@ def project_simplex_rows(V: np.ndarray, max_newton: int = 30, *, start: np.ndarr
         np.subtract(W, theta[rows, None], out=D[: rows.size])
         np.maximum(D[: rows.size], 0.0, out=D[: rows.size])
         step = (D[: rows.size].sum(axis=1) - 1.0) / np.count_nonzero(D[: rows.size], axis=1)
-        moving = np.abs(step) > 1e-15 * (1.0 + np.abs(theta[rows])) if warm else step > 1e-15 * (
-            1.0 + np.abs(theta[rows]))
-        warm = False  # after the first step phi >= 0: the monotone climb
+        # a warm first step may go left; after it phi >= 0 and the climb is monotone
+        moving = (np.abs(step) if warm else step) > 1e-15 * (1.0 + np.abs(theta[rows]))
+        warm = False
         theta[rows[moving]] += step[moving]
         rows = rows[moving]
         if rows.size == 0:

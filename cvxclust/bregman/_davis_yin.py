@@ -66,9 +66,11 @@ def gradient_lipschitz(relaxation: ConditionalJC) -> float:
     r"""``L = ||X_c R||_2^2``: the Lipschitz constant of ``grad f`` on ``{M : M 1 = 1}`` for a
     quadratic divergence ``D_F(x, y) = ||(x - y) R||^2 / 2`` (``X_c``: the centred data; module
     docstring)."""
-    XR = relaxation.divergence.whiten(relaxation.X)
-    XcR = XR - XR.mean(axis=0)
-    return float(np.linalg.norm(XcR, 2) ** 2)
+    return _centred_norm2(relaxation.divergence.whiten(relaxation.X))
+
+
+def _centred_norm2(XR: np.ndarray) -> float:
+    return float(np.linalg.norm(XR - XR.mean(axis=0), 2) ** 2)
 
 
 def davis_yin(
@@ -144,9 +146,9 @@ def davis_yin(
     monitor = IterationMonitor("davis-yin", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
     project = M2Projector(t, d, partial=partial_eig)
     feasible = _FeasiblePoint(relax, tol, polish_rounds, partial_eig)
-    L = gradient_lipschitz(relax)
+    XR = relax.divergence.whiten(X)
     # identical points make f constant on M1 (L = 0): any step is exact, keep it finite
-    gamma = step / max(L, 1e-12 * max(float(np.linalg.norm(relax.divergence.whiten(X), 2)) ** 2, 1.0))
+    gamma = step / max(_centred_norm2(XR), 1e-12 * max(float(np.sum(XR * XR)), 1.0))
 
     W = np.full((t, t), 1.0 / t)
     Z = W.copy()

@@ -528,15 +528,16 @@ class M2Projector:
             P = _orthonormal_complement(np.hstack([Q, GQ]), Q.shape[1])
             GP = S @ P
             GP -= GP.mean(axis=0)
-            B = np.block([[Q.T @ GQ, Q.T @ GP], [P.T @ GQ, P.T @ GP]])
+            K = np.hstack([Q, P])
+            B = K.T @ np.hstack([GQ, GP])  # G on span K
             w, U = np.linalg.eigh((B + B.T) / 2)
             k = min(m, len(w))
             w, U = w[-k:], U[:, -k:]
             theta = spectral_threshold(w, self.d - 1)
             if w[0] <= theta:
                 self.approximate_calls += 1
-                return self._finish(w, Q @ U[: Q.shape[1]] + P @ U[Q.shape[1]:], theta)
-        return self(A)
+                return self._finish(w, K @ U, theta)
+        return self(S)
 
     def _block_size(self) -> int | None:
         # eigenpairs a partial call computes (None: use the full spectrum)

@@ -333,14 +333,19 @@ def test_m2_projector_approximate_stays_in_M2_when_the_block_reaches_the_eigenve
 
 
 def test_m2_projector_approximate_falls_back_to_the_exact_projection():
+    """A block of 11 from a matrix with 3 active eigenvalues cannot hold the 39 active ones of
+    the next matrix: the smallest Ritz value exceeds the threshold, and the exact projection is
+    returned.  Without a partial spectrum there is no basis, so the projection is always exact."""
     rng = np.random.default_rng(13)
     t, d = 60, 3
-    proj = M2Projector(t, d, min_partial_size=0, switch_fraction=0.5)
-    proj(np.eye(t))  # a basis from a matrix with nothing active: its block misses everything below
-    A = random_symmetric(rng, t, 3.0)
+    proj = M2Projector(t, d, min_partial_size=0, switch_fraction=0.6)
+    proj(equivalence_matrix(rng.integers(0, d, t), d) - 0.5 * np.eye(t))
+    assert proj.n_active == 3 and proj._basis.shape == (t, 11)
+    Q = np.linalg.qr(rng.standard_normal((t, 40)))[0]
+    A = 3 * Q @ Q.T + 0.01 * random_symmetric(rng, t) / np.sqrt(t)
     np.testing.assert_allclose(proj.approximate(A), project_M2(A, d), atol=1e-9)
-    assert proj.approximate_calls == 0
-    full = M2Projector(t, d, partial=False)  # no partial spectrum, no basis: always exact
+    assert proj.approximate_calls == 0 and proj.full_calls == 2 and proj.n_active == 39
+    full = M2Projector(t, d, partial=False)
     full(A)
     np.testing.assert_allclose(full.approximate(A + 0.1), project_M2(A + 0.1, d), atol=1e-9)
     assert full.approximate_calls == 0
