@@ -27,12 +27,17 @@ In scaled form with penalty rho (the paper's ``1/mu``) and scaled multiplier U =
 (the paper's ``Lambda = -Y``):
 
 1. M-step ``M+ = argmin_{M in S} f(M) + rho/2 ||M - Z + U||^2``: row-separable (row i only
-   enters through ``M_{i:} X``), solved for all rows at once by an accelerated projected
-   gradient method whose iterates stay in S (Auslender & Teboulle 2006 / Tseng 2008: every
-   point is a convex combination of points of S), with per-row backtracking and restarts,
-   warm-started at the previous M.  Staying in S matters: ``M X`` is then a convex
-   combination of data rows, so it stays in the domain of F (nonnegative for KL, inside
-   (0, 1) for the logistic divergence), which a FISTA extrapolation would leave.
+   enters through ``M_{i:} X``).  By default it is *linearised* (``m_step="linearized"``):
+   one proximal-gradient step on f from the previous M, with a per-row proximal weight found
+   by backtracking (:func:`_linearized_m_step`; the linearised ADMM of Lin, Liu & Su 2011), so
+   an iteration costs one gradient and one simplex projection of all rows.  ``m_step="exact"``
+   solves it as the paper states, to an inner tolerance that follows the residuals, by an
+   accelerated projected gradient method whose iterates stay in S (:func:`_m_step`).  Either
+   way every point evaluated is in S, so ``M X`` is a convex combination of data rows and stays
+   in the domain of F (nonnegative for KL, inside (0, 1) for the logistic divergence), which a
+   FISTA extrapolation would leave.  Digits, KL, t = 300: 3.7 s linearised against 10.7 s
+   exact (the exact M-step took about 4 inner steps per iteration and saved a third of the
+   iterations).
 2. Z-step ``Z+ = P_M2(M+ + U)`` in closed form (Lemma 1 and (13);
    :class:`~cvxclust.bregman.sets.M2Projector`).  Only the dual bound needs it exact, so between
    checks a warm-started Rayleigh-Ritz step replaces it
@@ -68,10 +73,21 @@ the smallest entry of each row)
     g_1(Y) \ge \phi(\hat M) + \sum_i \big(\min_j G_{ij} - \langle G_{i:}, \hat M_{i:}\rangle\big),
     \qquad G = \nabla f(\hat M) + Y,\quad \nabla f(M) = \nabla_2 D_F(X, M X)\, X'.
 
-The solver takes ``Y = rho U+`` and ``M̂ = M+``: the Z-step makes ``Z+`` exactly optimal for
-``g_2(Y)``, and the M-step optimality ``0 in grad f(M+) + Y + rho (Z+ - Z) + N_S(M+)`` makes
-the Frank-Wolfe gap vanish as the dual residual ``rho (Z+ - Z)`` does.  The bound is
-therefore certified (up to floating point) at every iterate, not an estimate.
+Every check evaluates this bound at ``M̂ = M+`` for two multipliers and keeps the best bound so
+far; each is exact on one side:
+
+* ``Y = rho U+``: the Z-step makes ``Z+`` exactly optimal for ``g_2(Y)`` (so ``g_2 = -<Y, Z+>``,
+  no eigenvalues), but the Frank-Wolfe term of ``g_1`` only vanishes as the residuals do;
+* ``Y_M``, for which the M-step makes ``M+`` exactly optimal in ``g_1`` (linearised:
+  ``Y_M = rho (M+ - V) + ell (M+ - M) + grad f(M) - grad f(M+)``; exact: ``rho (M+ - V)`` up
+  to the inner tolerance), so the Frank-Wolfe term vanishes and ``g_2`` takes the top d - 1
+  eigenvalues (LAPACK bisection, about 50 ms at t = 1000).
+
+Late in a solve the second is much tighter (Digits, KL, t = 300, iteration 350: relative gap of
+f(M) to the first 5.7e-5, to the second 2e-7; the bound along the segment between the two
+multipliers is linear, so neither a mixture nor an extrapolation does better), and stopping
+needed about half the iterations at t = 1000 (KL 411 against 751).  The bound is certified (up
+to floating point) at every check, not an estimate.
 
 Feasible output
 ---------------
@@ -133,10 +149,11 @@ class ConditionalJC(Relaxation):
     means, so the optimum of (10) over M1 is a lower bound on the best hard clustering.
 
     Methods: ``"reference"`` (cvxpy; Clarabel or SCS), ``"admm"`` (the ADMM of Section 3.1.1
-    with a certified dual bound, see :mod:`cvxclust.bregman._conditional_jc`; the default for
-    the non-quadratic divergences) and ``"davis-yin"`` (the same splitting with the M-step
-    linearised, for the quadratic ones, where it is the default; see
-    :mod:`cvxclust.bregman._davis_yin`).
+    with a certified dual bound, its M-step linearised by default, see
+    :mod:`cvxclust.bregman._conditional_jc`; the default for the non-quadratic divergences) and
+    ``"davis-yin"`` (three-operator splitting of the same problem with one gradient step per
+    iteration and a global step size, for the quadratic divergences, where it is the default;
+    see :mod:`cvxclust.bregman._davis_yin`).
 
     Parameters
     ----------
@@ -253,11 +270,12 @@ class ConditionalJC(Relaxation):
         t, d = self.t, self.n_clusters
         C = _double_center(Y)
         try:
-            top = sla.eigh(C, eigvals_only=True, subset_by_index=(t - d + 1, t - 1), driver="evr",
+            # bisection (syevx) for the d - 1 values: 53 ms against 84 ms for MRRR at t = 1000
+            top = sla.eigh(C, eigvals_only=True, subset_by_index=(t - d + 1, t - 1), driver="evx",
                            check_finite=False)
         except np.linalg.LinAlgError:
-            # LAPACK's MRRR (dstemr) can fail on tight eigenvalue clusters (seen with single-thread
-            # OpenBLAS on a triple eigenvalue); the full symmetric QR algorithm does not
+            # LAPACK's partial drivers can fail on tight eigenvalue clusters (MRRR did, with
+            # single-thread OpenBLAS, on a triple eigenvalue); the full symmetric QR algorithm does not
             top = np.linalg.eigvalsh(C)[t - d + 1:]
         g2 = -float(Y.sum()) / t - float(np.maximum(top, 0.0).sum())
         return g1 + g2
@@ -327,11 +345,81 @@ def _m_step(relax: ConditionalJC, V, M0, rho, L, tol, max_iter, check_every=3):
         z = np.where(restart[:, None], xn, zn)
         th = np.where(restart, 1.0, np.maximum((np.sqrt(th**4 + 4 * th**2) - th**2) / 2, np.sqrt(rho / L)))
         x, phix = xn, phin
-        if it % check_every == 0 or it == max_iter:
+        if it % check_every == 0 and it < max_iter:  # the last iteration stops anyway
             p = project_simplex_rows(x - grad(x, x @ X) / L[:, None])
             if np.linalg.norm(L[:, None] * (x - p)) <= rho * tol:
                 break
     return x, it
+
+
+def _linearized_m_step(relax: ConditionalJC, M, MX, V, rho, ell, thresholds, multiplier=False):
+    r"""One proximal-gradient step on the M-step: f linearised at the current ``M`` (in S)::
+
+        M+ = argmin_{M' in S} <grad f(M), M'> + ell_i/2 ||M'_i: - M_i:||^2 + rho/2 ||M' - V||^2
+           = P_S((ell M + rho V - grad f(M)) / (ell + rho))          (row i with ell_i),
+
+    the M-step of the linearised (proximal) ADMM (Lin, Liu & Su 2011; Ouyang et al. 2015), row
+    by row with a per-row weight ``ell_i`` >= the curvature of ``f_i`` between ``M`` and ``M+``:
+    the rows where the descent lemma ``f_i(M+) <= f_i(M) + <grad f_i, M+ - M> + ell_i/2
+    ||M+ - M||^2`` fails double ``ell_i`` and are recomputed (the divergences other than the
+    squared Euclidean one have no global constant on S); rows that passed with a measurable
+    curvature term shrink ``ell_i`` by 10% for the next call, so that it can follow the curvature
+    down.  Every point evaluated is in S, so ``M X`` stays in the
+    domain of F.
+
+    ``ell`` (shape (t,)) is updated in place; ``MX = M @ X`` and ``thresholds`` (the previous
+    simplex thresholds, or None) warm-start the work.  Returns ``M+``, ``M+ X``, the new
+    thresholds and, if ``multiplier``, the multiplier for which ``M+`` is *exactly* optimal::
+
+        Y_M = rho (M+ - V) + ell (M+ - M) + grad f(M) - grad f(M+),
+
+    since the step's optimality condition reads ``-(grad f(M+) + Y_M) in N_S(M+)``: M+ minimises
+    ``f + <Y_M, .>`` over S, so the Frank-Wolfe term of the bound (:meth:`ConditionalJC.dual_value`)
+    vanishes for Y_M (else None).
+    """
+    X = relax.X
+    G = relax._gradient_from(MX)
+    f_rows = relax._rows(MX)
+
+    def step(rows):
+        e = ell[rows, None]
+        B = M[rows] * e
+        B += rho * V[rows]
+        B -= G[rows]
+        B /= e + rho
+        return B
+
+    M_new, thresholds = project_simplex_rows(step(slice(None)), start=thresholds, return_thresholds=True)
+    MX_new = M_new @ X
+    # the divergence rows are sums of nonnegative terms, accurate to about 1e-14 relative: the
+    # slack of the test is above that, and ell only shrinks where the curvature term is well above
+    # the slack (else tiny late steps would hide the curvature, ell would shrink unchecked and the
+    # iteration oscillate)
+    slack = 1e-12 * np.abs(f_rows)
+    rows = np.arange(relax.t)
+    shrink = None
+    for _ in range(60):
+        D = M_new[rows] - M[rows]
+        curvature = 0.5 * ell[rows] * np.einsum("ij,ij->i", D, D)
+        model = f_rows[rows] + np.einsum("ij,ij->i", G[rows], D) + curvature
+        bad = relax.divergence.divergence_rows(X[rows], MX_new[rows]) > model + slack[rows]
+        if shrink is None:
+            shrink = ~bad & (curvature > 1e3 * slack)
+        if not bad.any():
+            break
+        rows = rows[bad]
+        ell[rows] *= 2.0
+        M_new[rows], thresholds[rows] = project_simplex_rows(step(rows), return_thresholds=True)
+        MX_new[rows] = M_new[rows] @ X
+    Y = None
+    if multiplier:
+        Y = M_new - V
+        Y *= rho
+        Y += ell[:, None] * (M_new - M)
+        Y += G
+        Y -= relax._gradient_from(MX_new)
+    ell[shrink] *= 0.9  # so that ell can follow the curvature down
+    return M_new, MX_new, thresholds, Y
 
 
 class _FeasiblePoint:
@@ -348,7 +436,10 @@ class _FeasiblePoint:
     A polish costs an eigendecomposition per round (the full one at t = 1000: some 250
     eigenvalues are active, too many for a partial one), so after the first it runs only when it can
     finish the solve: when the M gap plus the last loss, scaled by the residual, is below
-    ``tol`` (and the residual fell 5% since), or when the residual halved since.
+    ``tol`` (and the residual fell 5% since), or, to recalibrate, when the residual fell tenfold
+    since.  (Digits, KL, t = 1000: loss / residual = 1.15 to 1.47 over iterations 80-410; a rule
+    that also polished whenever the residual halved spent half of the solve in polishes that could
+    not finish it.)
     """
 
     def __init__(self, relax: ConditionalJC, tol: float, rounds: int, partial_eig: bool):
@@ -384,7 +475,7 @@ class _FeasiblePoint:
             return True
         last_residual, loss = self._last
         shrink = residual / max(last_residual, 1e-300)
-        return (gap_M + max(loss, 0.0) * shrink <= self.tol and shrink <= 0.95) or shrink <= 0.5
+        return (gap_M + max(loss, 0.0) * shrink <= self.tol and shrink <= 0.95) or shrink <= 0.1
 
     def _polish(self, M: np.ndarray, bound: float) -> tuple[np.ndarray, float]:
         """The best restored point of the alternating projections from M and its objective.
@@ -430,15 +521,16 @@ def admm(
     max_iter: int = 5000,
     time_limit: float = np.inf,
     rho: float | None = None,
-    alpha: float = 1.6,
+    alpha: float = 1.8,
     mu: float = 2.0,
     adapt_every: int = 5,
-    check_every: int = 5,
+    check_every: int = 10,
     inner_max_iter: int = 300,
     inner_factor: float = 0.1,
     partial_eig: bool = True,
     polish_rounds: int = 50,
     approximate_projections: bool = True,
+    m_step: str = "linearized",
     verbose: bool = False,
 ):
     """Solve (10) over M1 by the ADMM of Section 3.1.1; see the module docstring.
@@ -461,22 +553,30 @@ def admm(
     alpha : float
         Over-relaxation in (0, 2): the Z- and U-steps use ``alpha M + (1 - alpha) Z_prev``
         instead of M (Boyd et al. 2010, 3.4.3); the dual bound holds for every multiplier.
+        Digits, linearised, t = 300: 1.8 needs 12-20% fewer iterations than 1.6 (KL 361 against
+        411, Euclidean 261 against 291), 1.9 no fewer than 1.8.
     mu, adapt_every : float, int
         Residual balancing: rho is doubled or halved every ``adapt_every`` iterations when the
         primal and dual residuals differ by more than the factor ``mu``.
     check_every : int
-        Period of the dual bound and restoration (one partial eigendecomposition and O(t^2 n)).
+        Period of the checks: the exact Z-step, the two dual bounds (one needs the top d - 1
+        eigenvalues), the restoration, and the residuals and objective in the history (which
+        also records them where the penalty is balanced).
+    m_step : {"linearized", "exact"}
+        One proximal-gradient step on f per iteration (:func:`_linearized_m_step`; the default,
+        about 3x faster on Digits at t = 300) or the paper's M-step solved to an inner tolerance
+        by accelerated projected gradient (:func:`_m_step`).
     inner_max_iter, inner_factor : int, float
-        The M-step runs until the distance bound of its iterate to the exact M-step is below
-        ``inner_factor`` times the last primal and dual residuals (absolute, in M's units),
-        or ``inner_max_iter`` iterations.
+        ``m_step="exact"`` only: the M-step runs until the distance bound of its iterate to the
+        exact M-step is below ``inner_factor`` times the last primal and dual residuals
+        (absolute, in M's units), or ``inner_max_iter`` iterations.
     partial_eig : bool
         Let :class:`~cvxclust.bregman.sets.M2Projector` compute only the top of the spectrum.
     polish_rounds : int
         Once the M-step iterate is within ``tol`` of the dual bound, checks also restore the
         end point of up to this many alternating projections between M2 and S started at it,
         when that can finish the solve (:class:`_FeasiblePoint`), and keep the better feasible
-        point; 0 turns this off.  Digits, Euclidean: t = 300 in 286 iterations instead of 761.
+        point; 0 turns this off.
     approximate_projections : bool
         Between checks, replace the Z-step by :meth:`~cvxclust.bregman.sets.M2Projector.approximate`
         (a warm-started Rayleigh-Ritz step, a point of M2 near the projection); the checks, whose
@@ -494,6 +594,9 @@ def admm(
                         (inner_max_iter, "inner_max_iter")]:
         check_int_range(value, name, 1)
     polish_rounds = check_int_range(polish_rounds, "polish_rounds", 0)
+    if m_step not in ("linearized", "exact"):
+        raise ValueError(f"m_step must be 'linearized' or 'exact', got {m_step!r}")
+    linearized = m_step == "linearized"
     relax = relaxation
     t, d = relax.t, relax.n_clusters
     monitor = IterationMonitor("admm", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
@@ -508,27 +611,46 @@ def admm(
     else:
         check_positive(rho, "rho")
     M, Z, U = J.copy(), J.copy(), np.zeros((t, t))
-    L = np.full(t, float(rho))
+    MX = M @ relax.X
+    L = np.full(t, float(rho))  # per-row curvature estimates of the M-step (of f when linearised)
+    thresholds = None
     inner_tol = 1e-2
     bound = -np.inf
     for it in monitor:
-        M, inner = _m_step(relax, Z - U, M, rho, L, inner_tol, inner_max_iter)
-        Z_prev = Z
-        M_hat = alpha * M + (1.0 - alpha) * Z_prev  # over-relaxation (Boyd et al. 2010, 3.4.3)
-        # the bound needs the exact projection; between checks a warm-started one does
         check = it % check_every == 0
+        V = Z - U
+        if linearized:
+            M, MX, thresholds, Y_M = _linearized_m_step(relax, M, MX, V, rho, L, thresholds, multiplier=check)
+            inner = 1
+        else:
+            M, inner = _m_step(relax, V, M, rho, L, inner_tol, inner_max_iter)
+            MX = M @ relax.X
+            Y_M = rho * (M - V)  # M is optimal for f + <Y_M, .> over S up to the inner tolerance
+        Z_prev = Z
+        A = alpha * M + (1.0 - alpha) * Z_prev  # over-relaxation (Boyd et al. 2010, 3.4.3)
+        A += U
+        # the bound needs the exact projection; between checks a warm-started one does
         exact = check or not approximate_projections
-        Z = project(M_hat + U) if exact else project.approximate(M_hat + U)
-        U += M_hat - Z
+        Z = project(A) if exact else project.approximate(A)
+        U = A
+        U -= Z  # U + (alpha M + (1 - alpha) Z_prev) - Z
+        balance = (it + 1) % adapt_every == 0
+        if not (check or balance or not linearized):
+            monitor.record()
+            continue
+        # the figures (five norms) only where a check, the penalty or the inner tolerance needs them
         dM, dZ = np.linalg.norm(M - Z), np.linalg.norm(Z - Z_prev)
         r_primal = dM / max(np.linalg.norm(M), np.linalg.norm(Z), 1e-300)
         r_dual = rho * dZ / max(rho * np.linalg.norm(U), 1e-300)
         inner_tol = max(inner_factor * min(dM, dZ), 1e-14)
-        row = {"objective": relax.objective(M), "primal_residual": r_primal, "dual_residual": r_dual,
-               "rho": rho, "inner_iterations": inner}
+        row = {"objective": float(relax._rows(MX).sum()), "primal_residual": r_primal,
+               "dual_residual": r_dual, "rho": rho, "inner_iterations": inner}
         if check:
-            # rho U = rho (M_hat + U_prev - Z) is in the normal cone of M2 at Z = P_M2(M_hat + U_prev)
-            bound = max(bound, relax.dual_value(rho * U, M, Z=Z))
+            # two multipliers: rho U = rho (A - Z) is in the normal cone of M2 at Z = P_M2(A), so
+            # g_2 needs no eigenvalues; for Y_M the M-step makes the Frank-Wolfe term of g_1 vanish
+            # (exactly when linearised), which is what limits the first bound late in a solve
+            # (Digits, KL, t = 300: relative gap of M against it 5.7e-5 against 2e-7 at iteration 350)
+            bound = max(bound, relax.dual_value(rho * U, M, Z=Z), relax.dual_value(Y_M, M))
             gap = feasible.update(M, row["objective"], Z, bound, row)
             if gap < tol and max(r_primal, r_dual) < residual_tol:
                 monitor.record(**row)

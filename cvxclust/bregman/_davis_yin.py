@@ -177,7 +177,8 @@ def davis_yin(
         r_dual = np.linalg.norm(Z - Z_prev) / max(gamma * np.linalg.norm(Y), 1e-300)
         row = {"objective": float(relax._rows(MX).sum()), "primal_residual": r_primal, "dual_residual": r_dual,
                "step": gamma}
-        bound = max(bound, relax.dual_value(Y, M, Z=Z))
+        # Y_M = (V - M) / gamma makes M = P_S(W) exactly optimal for f + <Y_M, .> over S
+        bound = max(bound, relax.dual_value(Y, M, Z=Z), relax.dual_value((V - M) / gamma, M))
         gap = feasible.update(M, row["objective"], Z, bound, row)
         monitor.record(**row)
         if gap < tol and max(r_primal, r_dual) < residual_tol:

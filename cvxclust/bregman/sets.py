@@ -320,12 +320,14 @@ def spectral_threshold(sigma, bound: float) -> float:
     return float(bp[lo] + (g_lo - bound) * (bp[hi] - bp[lo]) / (g_lo - g_hi))
 
 
-def _orthonormal_complement(K: np.ndarray, skip: int) -> np.ndarray:
-    """Orthonormal columns spanning the columns ``skip:`` of ``K`` (t x c) modulo 1 and the first
-    ``skip`` columns (orthonormal and orthogonal to 1), by a QR of ``[1/sqrt(t), K]``: exactly
-    orthogonal to both, and orthonormal even where those columns are (nearly) dependent."""
+def _orthonormal_complement(K: np.ndarray, skip: int) -> tuple[np.ndarray, np.ndarray]:
+    """Orthonormal columns P spanning the columns ``skip:`` of ``K`` (t x c) modulo 1 and the
+    first ``skip`` columns (orthonormal and orthogonal to 1), by a QR of ``[1/sqrt(t), K]``:
+    exactly orthogonal to both, and orthonormal even where those columns are (nearly) dependent.
+    Also returns ``P' K[:, skip:]`` (a block of the triangular factor, so no product)."""
     t = K.shape[0]
-    return np.linalg.qr(np.hstack([np.full((t, 1), t ** -0.5), K]))[0][:, skip + 1:]
+    Q, R = np.linalg.qr(np.hstack([np.full((t, 1), t ** -0.5), K]))
+    return Q[:, skip + 1:], R[skip + 1:, skip + 1:]
 
 
 def _assemble(w: np.ndarray, V: np.ndarray, theta: float) -> np.ndarray:
@@ -525,11 +527,11 @@ class M2Projector:
             GQ = S @ Q
             GQ -= GQ.mean(axis=0)  # H S H Q = H S Q, as H Q = Q
             # new directions, orthonormal and orthogonal to 1 and Q even if G Q is (nearly) in span Q
-            P = _orthonormal_complement(np.hstack([Q, GQ]), Q.shape[1])
+            P, PGQ = _orthonormal_complement(np.hstack([Q, GQ]), Q.shape[1])
             GP = S @ P
             GP -= GP.mean(axis=0)
             K = np.hstack([Q, P])
-            B = K.T @ np.hstack([GQ, GP])  # G on span K
+            B = np.block([[Q.T @ GQ, PGQ.T], [PGQ, P.T @ GP]])  # G on span K; P'GQ from the QR
             w, U = np.linalg.eigh((B + B.T) / 2)
             k = min(m, len(w))
             w, U = w[-k:], U[:, -k:]
@@ -553,7 +555,7 @@ class M2Projector:
         if self._basis is not None and np.abs(self._basis.sum(axis=0)).max() > 1e-8 * np.sqrt(self.t):
             # the block reaches down to the eigenvalue 0 of H A H, whose eigenvectors include 1:
             # :meth:`approximate` needs a basis orthogonal to 1 (it applies G as H A_s)
-            self._basis = _orthonormal_complement(self._basis, 0)
+            self._basis = _orthonormal_complement(self._basis, 0)[0]
         return _assemble(w, V, theta) + 1.0 / self.t
 
 

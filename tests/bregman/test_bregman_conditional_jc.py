@@ -272,6 +272,69 @@ def test_limit_after_an_approximate_z_step_keeps_the_bound_certified(method, ref
     assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
 
 
+@pytest.mark.parametrize("divergence,seed", [("euclidean", 0), ("kl", 1), ("logistic", 2)])
+def test_linearized_m_step_is_the_proximal_step_and_backtracks(divergence, seed):
+    """One linearised M-step: rows in the simplex, the descent lemma holds row by row with the
+    weights it used, and the step is the closed form argmin of (linearised f) + prox terms over S,
+    against cvxpy with those weights.  Started from tiny weights, the rows backtrack.  The
+    multiplier it returns makes the step exactly optimal (the bound's Frank-Wolfe term is 0)."""
+    import cvxpy as cp
+
+    from cvxclust.bregman._conditional_jc import _linearized_m_step
+
+    rng = np.random.default_rng(seed)
+    t, d = 9, 3
+    X, _ = clustered_data(divergence, t, 3, d, seed)
+    relax = ConditionalJC(X, divergence, d)
+    M = project_simplex_rows(rng.uniform(size=(t, t)) + 2 * np.eye(t))
+    V = rng.standard_normal((t, t)) / t
+    rho = 0.7
+    ell0 = np.full(t, 1e-4)
+    ell = ell0.copy()
+    M_new, MX_new, thresholds, Y = _linearized_m_step(relax, M, M @ X, V, rho, ell, None, multiplier=True)
+    assert np.all(ell > ell0)  # every row backtracked from the tiny weight
+    ell_used = np.where(ell < ell0, ell0, ell)  # (rows that passed at once shrink their weight afterwards)
+    np.testing.assert_allclose(M_new.sum(axis=1), 1.0, atol=1e-12)
+    assert M_new.min() >= 0.0
+    np.testing.assert_allclose(MX_new, M_new @ X, atol=1e-12)
+    np.testing.assert_allclose(M_new, project_simplex_rows(M_new + 0.0), atol=1e-12)
+    G = relax.gradient(M)
+    D = M_new - M
+    f_rows, f_new = relax._rows(M @ X), relax._rows(M_new @ X)
+    model = f_rows + np.sum(G * D, axis=1) + 0.5 * ell_used * np.sum(D * D, axis=1)
+    assert np.all(f_new <= model + 1e-12 * np.abs(f_rows))
+    # the closed form against cvxpy
+    P = cp.Variable((t, t))
+    objective = cp.sum(cp.multiply(G, P)) + 0.5 * cp.sum(cp.multiply(ell_used[:, None], cp.square(P - M))) \
+        + 0.5 * rho * cp.sum_squares(P - V)
+    cp.Problem(cp.Minimize(objective), [P >= 0, cp.sum(P, axis=1) == 1]).solve(solver="CLARABEL")
+    np.testing.assert_allclose(M_new, P.value, atol=1e-6)
+    # M+ minimises f + <Y, .> over S: the Frank-Wolfe gap of that function vanishes at M+
+    G_Y = relax.gradient(M_new) + Y
+    assert np.sum(G_Y * M_new) - np.sum(G_Y.min(axis=1)) <= 1e-10 * (1.0 + np.abs(G_Y).max())
+    # a second call from the returned thresholds gives the same step as a cold one
+    again = _linearized_m_step(relax, M, M @ X, V, rho, ell_used.copy(), thresholds)[0]
+    cold = _linearized_m_step(relax, M, M @ X, V, rho, ell_used.copy(), None)[0]
+    np.testing.assert_allclose(again, cold, atol=1e-12)
+
+
+@pytest.mark.parametrize("divergence,t,n,d,seed", [CASES[0], CASES[1], CASES[2]])
+def test_exact_m_step_reaches_the_reference_optimum(divergence, t, n, d, seed, reference):
+    """The paper's ADMM as stated, each M-step solved to its inner tolerance (``m_step="exact"``),
+    reaches the optimum the linearised default reaches."""
+    X, _ = clustered_data(divergence, t, n, d, seed)
+    relax = ConditionalJC(X, divergence, d)
+    ref = reference(relax)
+    runs = {m: relax.solve("admm", tol=1e-5, max_iter=5000, m_step=m) for m in ("exact", "linearized")}
+    for res in runs.values():
+        assert res.status == "optimal" and res.max_residual <= 1e-10 and res.relative_gap <= 1e-5
+        assert abs(res.objective - ref.objective) <= 1e-4 * abs(ref.objective)
+        assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
+    inner = [row["inner_iterations"] for row in runs["exact"].history if "inner_iterations" in row]
+    assert max(inner) > 1 and {row["inner_iterations"] for row in runs["linearized"].history
+                               if "inner_iterations" in row} == {1}
+
+
 @pytest.mark.parametrize(
     "kwargs,match",
     [
@@ -304,6 +367,8 @@ def test_bad_solver_options():
         relax.solve("admm", tol=-1.0)
     with pytest.raises(ValueError, match="polish_rounds"):
         relax.solve("admm", polish_rounds=-1)
+    with pytest.raises(ValueError, match="m_step"):
+        relax.solve("admm", m_step="newton")
     for options, name in [({"step": 2.0}, "step"), ({"step": 0.0}, "step"), ({"relaxation_factor": 1.9}, "relaxation_factor"),
                           ({"step": 1.0, "relaxation_factor": 1.6}, "relaxation_factor"), ({"check_every": 0}, "check_every"),
                           ({"polish_rounds": 1.5}, "polish_rounds"), ({"tol": 0.0}, "tol")]:
