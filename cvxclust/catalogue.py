@@ -17,7 +17,7 @@ One TOML file per instance (``problems/*.toml``)::
     standardize = false                      # optional: sklearn StandardScaler first
     random_state = 0                         # optional: seeds the stratified subset
 
-    [kernel]                                 # required
+    [kernel]                                 # required (see below)
     kind = "rbf"                             # required: a cvxclust.kernels.affinity kind
     delta = 1.0                              # kind-specific parameters (omit delta: median width)
 
@@ -35,7 +35,8 @@ One TOML file per instance (``problems/*.toml``)::
 The relaxation is built as ``Class(K, **parameters)``.  A relaxation that needs more than the
 kernel matrix defines a classmethod ``from_catalogue(K, X, y, table)`` (``table``: the whole
 parsed file) and is built by it instead; such a class may then also read top-level keys of its
-own, which are otherwise rejected.
+own, which are otherwise rejected, and a file for it may omit ``[kernel]`` (K is then None; e.g.
+:class:`~cvxclust.bregman.ConditionalJC`, which works on the data themselves).
 """
 
 from __future__ import annotations
@@ -208,16 +209,18 @@ def load_instance(path) -> Instance:
 
         X = StandardScaler().fit_transform(X)
 
-    # kernel
-    kernel = dict(_table(doc, "kernel", path, required=True))
-    kind = _value(kernel, "kind", "kernel.kind", path, str, required=True)
-    if kind not in kernels.AFFINITIES:
-        raise _fail(path, "kernel.kind", f"unknown kernel {kind!r}; valid kinds are {sorted(kernels.AFFINITIES)}")
-    del kernel["kind"]
-    try:
-        K = kernels.affinity(X, kind, **kernel)
-    except (ValueError, TypeError) as exc:
-        raise _fail(path, "kernel", str(exc)) from None
+    # kernel (a relaxation that builds itself from the data may do without one: K is then None)
+    K = None
+    if not custom or "kernel" in doc:
+        kernel = dict(_table(doc, "kernel", path, required=True))
+        kind = _value(kernel, "kind", "kernel.kind", path, str, required=True)
+        if kind not in kernels.AFFINITIES:
+            raise _fail(path, "kernel.kind", f"unknown kernel {kind!r}; valid kinds are {sorted(kernels.AFFINITIES)}")
+        del kernel["kind"]
+        try:
+            K = kernels.affinity(X, kind, **kernel)
+        except (ValueError, TypeError) as exc:
+            raise _fail(path, "kernel", str(exc)) from None
 
     # the relaxation
     parameters = _table(doc, "parameters", path, required=False)

@@ -52,8 +52,11 @@ def test_shipped_problem_loads(path):
     kw = inst.validate_kwargs
     assert kw["reference_solver"] in ("CLARABEL", "SCS")
     assert 0 < kw["tol_objective"] <= 1e-4 and 0 < kw["tol_residual"] <= 1e-4
-    K = inst.relaxation.K
-    assert K.shape[0] <= 100 and np.allclose(K, K.T)
+    if hasattr(inst.relaxation, "K"):
+        K = inst.relaxation.K
+        assert K.shape[0] <= 100 and np.allclose(K, K.T)
+    else:  # a relaxation of the data themselves (bregman)
+        assert inst.relaxation.X.shape[0] <= 100
 
 
 def test_shipped_names_are_unique():
@@ -61,7 +64,8 @@ def test_shipped_names_are_unique():
     assert len(set(names)) == len(names)
 
 
-def test_shipped_catalogue_covers_fsc_and_ssc_on_three_datasets_and_the_cluhsic_sdp():
+def test_shipped_catalogue_covers_fsc_and_ssc_on_three_datasets_the_cluhsic_sdp_and_bregman():
+    from cvxclust.bregman import ConditionalJC
     from cvxclust.cluhsic import CLUHSICSDP
 
     instances = list(map(load_instance, SHIPPED))
@@ -70,6 +74,9 @@ def test_shipped_catalogue_covers_fsc_and_ssc_on_three_datasets_and_the_cluhsic_
         assert sorted(n for c, n in seen if c is cls) == [60, 60, 80]
     sdp = [inst.relaxation for inst in instances if isinstance(inst.relaxation, CLUHSICSDP)]
     assert sorted((r.m, r.c) for r in sdp) == [(12, 3), (15, 3)]
+    cjc = {inst.relaxation.divergence.name: inst for inst in instances if isinstance(inst.relaxation, ConditionalJC)}
+    assert sorted(cjc) == ["euclidean", "kl"]
+    assert cjc["euclidean"].methods == ["admm", "davis-yin"] and cjc["kl"].methods == ["admm"]
 
 
 # -- what a file sets ----------------------------------------------------------------------
@@ -237,6 +244,19 @@ def test_from_catalogue_hook(tmp_path, fake_family):
     text = GOOD.replace("ssc.FrobeniusDS", "fakefam.FromCatalogue") + "\n[labels]\nn_clusters = 3\n"
     inst = load_instance(write(tmp_path, text))
     assert inst.relaxation.seen == ((12, 4), (12,), 3)
+
+
+def test_a_self_building_relaxation_may_omit_the_kernel(tmp_path):
+    """Only a class with ``from_catalogue`` may omit [kernel]; it then gets K = None
+    (ConditionalJC works on the data and reads its own top-level keys)."""
+    data = '[data]\ndataset = "iris"\nn_samples = 12\n'
+    with pytest.raises(ValueError, match="kernel"):
+        load_instance(write(tmp_path, 'name = "a"\nrelaxation = "ssc.FrobeniusDS"\n' + data))
+    head = 'name = "b"\nrelaxation = "bregman.ConditionalJC"\nn_clusters = 3\n'
+    inst = load_instance(write(tmp_path, head + 'divergence = "kl"\n' + data))
+    assert inst.relaxation.divergence.name == "kl" and inst.relaxation.X.shape == (12, 4)
+    with pytest.raises(ValueError, match="divergence"):
+        load_instance(write(tmp_path, head + data))
 
 
 def test_find_problem_files(tmp_path):

@@ -176,6 +176,16 @@ class ConditionalJC(Relaxation):
 
     name = "ConditionalJC"
 
+    @classmethod
+    def from_catalogue(cls, K, X, y, table):
+        """Build from a catalogue file (``cvxclust validate``): the data of its ``[data]`` table
+        and the top-level keys ``divergence`` and ``n_clusters``; a kernel, if the file gives one,
+        is not used."""
+        for key in ("divergence", "n_clusters"):
+            if key not in table:
+                raise ValueError(f"{key} is required (a top-level key of the file)")
+        return cls(X, table["divergence"], table["n_clusters"])
+
     def __init__(self, X, divergence, n_clusters):
         if isinstance(divergence, str) and divergence.lower() == "mahalanobis":
             raise ValueError("divergence='mahalanobis' needs its weight matrix: pass Mahalanobis(W) instead")
