@@ -634,7 +634,8 @@ def admm(
         else:
             M, inner = _m_step(relax, V, M, rho, L, inner_tol, inner_max_iter)
             MX = M @ relax.X
-            Y_M = rho * (M - V)  # M is optimal for f + <Y_M, .> over S up to the inner tolerance
+            # M is optimal for f + <Y_M, .> over S up to the inner tolerance
+            Y_M = rho * (M - V) if check else None
         Z_prev = Z
         A = alpha * M + (1.0 - alpha) * Z_prev  # over-relaxation (Boyd et al. 2010, 3.4.3)
         A += U
