@@ -51,7 +51,7 @@ t = 1000 and the ADMM is faster at t = 2000.  The Z-step is the exact projection
 :meth:`~cvxclust.bregman.sets.M2Projector.approximate` warm-starts a Rayleigh-Ritz step from the
 previous eigenvectors, at 40% of the cost, and the simplex projection starts Newton's method
 from the previous thresholds.  Digits, Euclidean, d = 10, certified gap 1e-4
-(``benchmarks/bench_bregman.py``, one thread): t = 300 in 2.1 s (ADMM 2.4 s), t = 1000 in 41 s
+(``benchmarks/bench_bregman.py``, one thread): t = 300 in 2.1 s (ADMM 2.4 s), t = 1000 in 40 s
 (ADMM 41 s), t = 2000 in 320 s (ADMM 262 s).
 """
 
