@@ -257,6 +257,9 @@ def test_a_self_building_relaxation_may_omit_the_kernel(tmp_path):
     assert inst.relaxation.divergence.name == "kl" and inst.relaxation.X.shape == (12, 4)
     with pytest.raises(ValueError, match="divergence"):
         load_instance(write(tmp_path, head + data))
+    sdp = 'name = "c"\nrelaxation = "cluhsic.CLUHSICSDP"\nstructure = "chain"\nn_clusters = 3\n'
+    with pytest.raises(ValueError, match=r"\[kernel\]"):
+        load_instance(write(tmp_path, sdp + data))
 
 
 def test_find_problem_files(tmp_path):

@@ -206,6 +206,8 @@ class CLUHSICSDP(Relaxation):
         from .. import structures
         from ..kernels import center
 
+        if K is None:
+            raise ValueError("CLUHSICSDP needs the file's [kernel] table")
         builders = {"chain": structures.chain, "ring": structures.ring, "flat": structures.flat}
         kind = table.get("structure", "chain")
         if kind not in builders:
