@@ -106,11 +106,12 @@ M-step iterate (in S) is within ``tol`` of the bound, checks also *polish*: they
 point of (relaxed) alternating projections between M2 and S started from M, which converge to a
 point of M1 near M, so the negativity ``n`` left for the mixing, and its cost, shrink with every
 round (:class:`_FeasiblePoint`, which also decides when a polish is worth its eigendecompositions).
-Digits (Euclidean, d = 10) needs 136 instead of 386 iterations at t = 100 and 286 instead of 761
-at t = 300.  What the polished point still loses is proportional to the primal residual (about
-1.5 times the relative residual at t = 1000; about 0.9 at t = 300), so the residual, not the
-bound, decides when the solvers stop at large t.  (At t = 300 the opposite holds: at the stop
-the bound is 6e-5 below the optimum and the polished point 3e-5 above it.)  The history records
+When polishing was introduced, with the ADMM of that time (exact M-step, one bound), Digits
+(Euclidean, d = 10) needed 136 instead of 386 iterations at t = 100 and 286 instead of 761 at
+t = 300.  What the polished point still loses is proportional to the primal residual (about
+1.2-1.8 times the relative residual at t = 1000, Euclidean and KL; about 0.9 at t = 300), so
+with the second bound (above) the residual, not the bound, decides when the solvers stop.  The
+history records
 the objective of M with ``dual_bound``, ``restored_objective`` (the better restored point) and
 ``polished_objective``.
 """
@@ -270,12 +271,24 @@ class ConditionalJC(Relaxation):
         ``Z = P_M2(V)`` and ``Y = c (V - Z)`` with ``c > 0`` (the Z-steps of the solvers).  Then
         ``g_2 = -<Y, Z>`` needs no eigenvalues.
         """
+        return self._best_dual_value(M_hat, [(Y, Z)])
+
+    def _best_dual_value(self, M_hat: np.ndarray, multipliers) -> float:
+        """The best :meth:`dual_value` over ``(Y, Z)`` pairs at one ``M_hat`` (f and its
+        gradient at ``M_hat`` are computed once)."""
         MX = M_hat @ self.X
-        G = self._gradient_from(MX) + Y
-        phi = float(self._rows(MX).sum() + np.sum(Y * M_hat))
-        g1 = phi + float(np.sum(G.min(axis=1)) - np.sum(G * M_hat))
+        grad, f = self._gradient_from(MX), self._rows(MX).sum()
+        return max(self._g1(grad, f, Y, M_hat) + self._g2(Y, Z) for Y, Z in multipliers)
+
+    @staticmethod
+    def _g1(grad: np.ndarray, f: float, Y: np.ndarray, M_hat: np.ndarray) -> float:
+        G = grad + Y
+        phi = f + float(np.sum(Y * M_hat))
+        return phi + float(np.sum(G.min(axis=1)) - np.sum(G * M_hat))
+
+    def _g2(self, Y: np.ndarray, Z: np.ndarray | None) -> float:
         if Z is not None:
-            return g1 - float(np.sum(Y * Z))
+            return -float(np.sum(Y * Z))
         t, d = self.t, self.n_clusters
         C = _double_center(Y)
         try:
@@ -286,8 +299,7 @@ class ConditionalJC(Relaxation):
             # LAPACK's partial drivers can fail on tight eigenvalue clusters (MRRR did, with
             # single-thread OpenBLAS, on a triple eigenvalue); the full symmetric QR algorithm does not
             top = np.linalg.eigvalsh(C)[t - d + 1:]
-        g2 = -float(Y.sum()) / t - float(np.maximum(top, 0.0).sum())
-        return g1 + g2
+        return -float(Y.sum()) / t - float(np.maximum(top, 0.0).sum())
 
 
 def _m_step(relax: ConditionalJC, V, M0, rho, L, tol, max_iter, check_every=3):
@@ -442,7 +454,7 @@ class _FeasiblePoint:
     nearest point of M1 to M, and what it loses in objective is proportional to the primal
     residual ``||M - Z||`` (Digits, t = 1000: loss / relative residual = 1.6 to 1.5 over
     iterations 350-720, while the M gap fell 40-fold).
-    A polish costs an eigendecomposition per round (the full one at t = 1000: some 250
+    A polish costs an eigendecomposition per round (the full one at t = 1000: some 250-350
     eigenvalues are active, too many for a partial one), so after the first it runs only when it can
     finish the solve: when the M gap plus the last loss, scaled by the residual, is below
     ``tol`` (and the residual fell 5% since), or, to recalibrate, when the residual fell tenfold
@@ -660,7 +672,7 @@ def admm(
             # g_2 needs no eigenvalues; for Y_M the M-step makes the Frank-Wolfe term of g_1 vanish
             # (exactly when linearised), which is what limits the first bound late in a solve
             # (Digits, KL, t = 300: relative gap of M against it 5.7e-5 against 2e-7 at iteration 350)
-            bound = max(bound, relax.dual_value(rho * U, M, Z=Z), relax.dual_value(Y_M, M))
+            bound = max(bound, relax._best_dual_value(M, [(rho * U, Z), (Y_M, None)]))
             gap = feasible.update(M, row["objective"], Z, bound, row)
             if gap < tol and max(r_primal, r_dual) < residual_tol:
                 monitor.record(**row)

@@ -184,7 +184,7 @@ def davis_yin(
         row = {"objective": float(relax._rows(MX).sum()), "primal_residual": r_primal, "dual_residual": r_dual,
                "step": gamma}
         # Y_M = (V - M) / gamma makes M = P_S(W) exactly optimal for f + <Y_M, .> over S
-        bound = max(bound, relax.dual_value(Y, M, Z=Z), relax.dual_value((V - M) / gamma, M))
+        bound = max(bound, relax._best_dual_value(M, [(Y, Z), ((V - M) / gamma, None)]))
         gap = feasible.update(M, row["objective"], Z, bound, row)
         monitor.record(**row)
         if gap < tol and max(r_primal, r_dual) < residual_tol:
