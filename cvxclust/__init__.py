@@ -1,10 +1,11 @@
 """cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them."""
 
-from . import bregman, cluhsic, cluhsical, kernels, metrics, rounding, ssc, structures
+from . import bregman, cluhsic, cluhsical, kernels, metrics, parameters, rounding, solvers, ssc, structures
 from .bregman import BregmanClustering
 from .cluhsic import CLUHSIC
 from .cluhsical import CLUHSICAL
-from ._relaxation import ConvergenceWarning, Relaxation, Result
+from ._relaxation import ConvergenceWarning, Relaxation
+from .result import Result
 from .ssc import SemidefiniteSpectralClustering
 from .validation import validate
 
@@ -18,7 +19,9 @@ __all__ = [
     "SemidefiniteSpectralClustering",
     "kernels",
     "metrics",
+    "parameters",
     "rounding",
+    "solvers",
     "ssc",
     "bregman",
     "cluhsic",

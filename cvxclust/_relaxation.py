@@ -10,85 +10,24 @@ solvers are fair whichever produced the point.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from numbers import Real
 from typing import Callable, ClassVar
 
 import cvxpy as cp
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .parameters import Interval, Options, validate_parameter
+from .result import Result
+
 __all__ = ["Relaxation", "Result", "ConvergenceWarning"]
 
 #: cvxpy solvers the reference may use, with the name of their accuracy option.
 REFERENCE_SOLVERS = ("SCS", "CLARABEL")
-
-
-@dataclass
-class Result:
-    """Outcome of one solve.
-
-    Attributes
-    ----------
-    X : ndarray
-        The primary matrix variable.
-    objective : float
-        Objective of ``X`` as computed by :meth:`Relaxation.objective`.
-    status : str
-        ``"optimal"`` (stopping tolerances met), ``"optimal_inaccurate"``, ``"max_iter"``,
-        ``"time_limit"``, ``"stalled"`` or a cvxpy status.
-    method : str
-        The method that produced the result.
-    iterations : int
-        Iterations of the method (outer iterations where there are two levels).
-    time : float
-        Wall seconds of the solve itself (for the reference: cvxpy compilation and solver).
-    residuals : dict of str to float
-        Relative feasibility violations of ``X`` from :meth:`Relaxation.residuals`.
-    dual_bound : float or None
-        A certified bound on the optimal value (a lower bound for minimisation, an upper bound
-        for maximisation), where the method yields one.
-    history : list of dict
-        Per-iteration figures (objective, residuals, gap, ...) for plots.
-    """
-
-    X: np.ndarray
-    objective: float
-    status: str
-    method: str
-    iterations: int
-    time: float
-    residuals: dict[str, float]
-    dual_bound: float | None = None
-    history: list[dict] = field(default_factory=list)
-
-    @property
-    def duality_gap(self) -> float | None:
-        """``|objective - dual_bound|``, or None where no bound is known."""
-        if self.dual_bound is None:
-            return None
-        return abs(self.objective - self.dual_bound)
-
-    @property
-    def relative_gap(self) -> float | None:
-        """Duality gap divided by ``max(|objective|, 1e-12)``."""
-        gap = self.duality_gap
-        return None if gap is None else gap / max(abs(self.objective), 1e-12)
-
-    @property
-    def max_residual(self) -> float:
-        """The worst relative feasibility violation."""
-        return max(self.residuals.values(), default=0.0)
-
-    def __repr__(self) -> str:
-        gap = "n/a" if self.relative_gap is None else f"{self.relative_gap:.2e}"
-        return (
-            f"Result(method={self.method!r}, status={self.status!r}, objective={self.objective:.10g}, "
-            f"relative_gap={gap}, max_residual={self.max_residual:.2e}, iterations={self.iterations}, "
-            f"time={self.time:.3f}s)"
-        )
 
 
 SolverFunc = Callable[..., Result]
@@ -97,13 +36,19 @@ SolverFunc = Callable[..., Result]
 class Relaxation(ABC):
     """A convex relaxation stated in cvxpy, with registered scalable solvers.
 
-    Subclasses set ``name`` and ``default_method``, implement :meth:`problem`,
+    Subclasses set ``name``, ``sense`` and ``default_method``, implement :meth:`problem`,
     :meth:`objective` and :meth:`residuals`, and register solvers with
     :meth:`register_solver`.  The primary variable of :meth:`problem` must be named ``"X"``
     (or the subclass overrides :meth:`primary_variable`).
+
+    A subclass starts with an empty solver registry (a solver written for the parent need not
+    solve the subclass's problem), and a subclass that states its own :meth:`problem` does not
+    inherit the parent's :meth:`dual_bound_from_reference` unless it says so by defining it.
     """
 
     name: ClassVar[str] = "relaxation"
+    #: ``"minimize"`` or ``"maximize"``, as in :meth:`problem`: the side of the certified bounds
+    sense: ClassVar[str] = "minimize"
     default_method: ClassVar[str] = "reference"
     _solvers: ClassVar[dict[str, SolverFunc]] = {}
 
@@ -112,6 +57,11 @@ class Relaxation(ABC):
         # each class owns its registry and starts empty: a subclass that changes the problem
         # must not inherit solvers written for its parent; it registers the ones that apply
         cls._solvers = {}
+        if "problem" in cls.__dict__ and "dual_bound_from_reference" not in cls.__dict__:
+            # a bound computed from the parent's dual variables need not be valid for a new problem
+            cls.dual_bound_from_reference = Relaxation.dual_bound_from_reference
+        if cls.sense not in ("minimize", "maximize"):
+            raise ValueError(f"{cls.__name__}.sense must be 'minimize' or 'maximize', got {cls.sense!r}")
 
     # -- the statement -------------------------------------------------------------------
     @abstractmethod
@@ -142,16 +92,26 @@ class Relaxation(ABC):
 
     # -- the registry ----------------------------------------------------------------------
     @classmethod
-    def register_solver(cls, name: str, func: SolverFunc | None = None):
-        """Register ``func(relaxation, **options) -> Result`` as method ``name``.
+    def register_solver(cls, name: str, func=None):
+        """Register a solver of this class as method ``name``.
 
-        Usable as a decorator: ``@MyRelaxation.register_solver("admm")``.
+        ``func`` is a function ``func(relaxation, **options) -> Result`` or a subclass of
+        :class:`cvxclust.solvers.IterativeSolver`.  Usable as a decorator:
+        ``@MyRelaxation.register_solver("admm")``.  The Result of a registered solver reports
+        ``name`` as its method.
         """
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"name must be a non-empty string, got {name!r}")
         if name in ("reference", "auto"):
             raise ValueError(f"name={name!r} is reserved")
 
-        def decorator(f: SolverFunc) -> SolverFunc:
-            cls._solvers[name] = f
+        def decorator(f):
+            if isinstance(f, type) and hasattr(f, "as_function"):
+                cls._solvers[name] = f.as_function()
+            elif callable(f):
+                cls._solvers[name] = f
+            else:
+                raise TypeError(f"func must be a callable or an IterativeSolver subclass, got {f!r}")
             return f
 
         return decorator if func is None else decorator(func)
@@ -189,9 +149,13 @@ class Relaxation(ABC):
                 f"Unknown method {method!r} for {self.name}; valid methods are "
                 f"{['auto', *self.methods()]}"
             ) from None
-        return solver(self, **options)
+        result = solver(self, **options)
+        if not isinstance(result, Result):
+            raise TypeError(f"method {method!r} of {self.name} returned {type(result).__name__}, not a Result")
+        return result if result.method == method else dataclasses.replace(result, method=method)
 
-    def make_result(self, X, *, status, method, iterations, time, dual_bound=None, history=None) -> Result:
+    def make_result(self, X, *, status, method, iterations, time, dual_bound=None, history=None,
+                    extras=None) -> Result:
         """Build a :class:`Result`, recomputing objective and residuals from ``X``."""
         return Result(
             X=X,
@@ -202,7 +166,8 @@ class Relaxation(ABC):
             time=float(time),
             residuals=self.residuals(X),
             dual_bound=None if dual_bound is None else float(dual_bound),
-            history=history or [],
+            history=history or (),
+            extras=extras or {},
         )
 
 
@@ -219,9 +184,10 @@ def solve_reference(
     ``eps`` sets SCS's ``eps_abs``/``eps_rel`` (default 1e-7) or Clarabel's ``tol_gap_abs``,
     ``tol_gap_rel``, ``tol_feas`` (default 1e-9).
     """
-    solver = str(solver).upper()
-    if solver not in REFERENCE_SOLVERS:
-        raise ValueError(f"Unknown reference solver {solver!r}; valid solvers are {list(REFERENCE_SOLVERS)}")
+    solver = validate_parameter("solver", solver.upper() if isinstance(solver, str) else solver,
+                                [Options(*REFERENCE_SOLVERS)], "the reference")
+    eps = validate_parameter("eps", eps, [Interval(Real, 0, None, closed="neither"), None], "the reference")
+    verbose = validate_parameter("verbose", verbose, ["boolean"], "the reference")
     if solver == "SCS":
         eps = 1e-7 if eps is None else eps
         opts = {"eps_abs": eps, "eps_rel": eps, "max_iters": 1_000_000}

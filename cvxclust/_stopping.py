@@ -21,6 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 from tqdm.auto import tqdm
 
 from ._checks import check_int_range, check_positive
+from .solvers import balance_penalty  # noqa: F401  (re-exported for solvers not yet on the core)
 
 STOP_REASONS = {
     "optimal": "stopping tolerances met",
@@ -93,15 +94,3 @@ class IterationMonitor:
                 ConvergenceWarning,
                 stacklevel=3,
             )
-
-
-def balance_penalty(iteration: int, rho: float, U, r_primal: float, r_dual: float, mu: float, every: int):
-    """Residual balancing of an ADMM penalty (Boyd et al. 2011, 3.4.1), every ``every`` iterations:
-    rho doubles when the primal residual exceeds ``mu`` times the dual one and halves in the
-    opposite case; the scaled multiplier ``U = Y / rho`` follows.  Returns ``(rho, U)``."""
-    if iteration % every == 0:
-        if r_primal > mu * r_dual:
-            return rho * 2.0, U / 2.0
-        if r_dual > mu * r_primal:
-            return rho / 2.0, U * 2.0
-    return rho, U

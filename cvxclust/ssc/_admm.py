@@ -21,6 +21,9 @@ Choices that make it fast, measured in ``benchmarks/``:
   evaluated every ``bound_every`` iterations, and at the checks every ``check_every`` iterations
   when the last bound's improvement suggests a fresh one could certify the restored point.
 
+The loop, the stopping test and the certification are those of
+:class:`cvxclust.solvers.IterativeSolver`.
+
 For (7) the solver first runs the same iteration on (6) (``warm_start``): it needs no
 eigendecomposition, and where the p.s.d. constraint is inactive at the optimum of (6) the
 eigendecomposition phase then ends after one iteration.
@@ -30,53 +33,42 @@ The returned X is, in general, exactly feasible: the restoration
 mass of F's tiny negative entries onto the diagonal and mixes in the identity as far as the
 p.s.d. constraint needs.  The solver stops when the relative gap between X's objective and the
 best dual bound is below ``tol``, so "optimal" means an exactly feasible point with a certified
-relative suboptimality below ``tol``.  It also stops, returning F itself, if F's negative entries
-and F's certified gap both fall below ``tol`` first (only seen with subclasses whose ``restore``
-is cruder, such as the one in ``examples/prototype_relaxation.py``).
+relative suboptimality below ``tol``.  Where restoring costs more than ``tol`` (a subclass whose
+``restore`` is cruder), F itself is the candidate once its negative entries are below
+``residual_tol``.
 """
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+from types import SimpleNamespace
+
 import numpy as np
 
-from .._checks import check_int_range, check_positive
-from .._stopping import IterationMonitor, balance_penalty
-from ._relaxations import FrobeniusDS, FrobeniusPSD, _NearestDoublyStochastic, negativity, project_row_sums
+from ..parameters import Interval
+from ..result import relative_gap
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, balance_penalty
+from ._relaxations import FrobeniusDS, FrobeniusPSD, negativity, project_row_sums
 
 
-def admm(
-    relaxation: _NearestDoublyStochastic,
-    *,
-    tol: float = 1e-7,
-    max_iter: int = 5000,
-    time_limit: float = np.inf,
-    rho: float = 1.0,
-    alpha: float = 1.6,
-    mu: float = 10.0,
-    adapt_every: int = 5,
-    bound_every: int = 25,
-    check_every: int = 5,
-    partial_eig: bool = True,
-    warm_start: bool = True,
-    warm_start_tol: float = 1e-4,
-    verbose: bool = False,
-):
+class ADMM(IterativeSolver):
     """Solve (6)/(7) by ADMM; see the module docstring.
 
     Parameters
     ----------
-    tol : float
-        Stop when the certified relative gap ``(f(X) - g(Q)) / |f(X)|`` of the exactly feasible
-        restoration X of the current F is below ``tol`` (or F's gap and negative entries are).  The relative primal and dual
-        residuals ``||F - G|| / max(||F||, ||G||, 1)`` and ``rho ||G - G_prev|| / max(||rho U||, 1)``
+    relaxation : FrobeniusDS or FrobeniusPSD
+        The problem (or a subclass with the same ``projector``, ``restore`` and ``dual_value``).
+    tol, residual_tol, max_iter, time_limit, check_every, verbose
+        As for every solver (:class:`cvxclust.solvers.IterativeSolver`): stop when the certified
+        relative gap of the restored point is below ``tol`` and its residuals below
+        ``residual_tol``; the checks (a restoration, O(n^2)) come every ``check_every``
+        iterations.  The relative primal and dual residuals
+        ``||F - G|| / max(||F||, ||G||, 1)`` and ``rho ||G - G_prev|| / max(||rho U||, 1)``
         steer the penalty.
-    max_iter, time_limit : int, float
-        Limits; hitting one gives status ``"max_iter"``/``"time_limit"`` and a ConvergenceWarning.
     rho, alpha, mu, adapt_every : float, float, float, int
         Initial penalty, over-relaxation in (0, 2), residual-balancing ratio and period.
-    bound_every, check_every : int
-        Period of the dual-bound evaluation (one extra projection) recorded in the history, and
-        period of the restoration checks (O(n^2); they refresh the bound when a fresh one may certify).
+    bound_every : int
+        Period of the dual-bound evaluation (one extra projection) recorded in the history.
     partial_eig : bool
         Compute only the smaller side of the spectrum in the p.s.d. projections.
     warm_start : bool
@@ -84,80 +76,102 @@ def admm(
         iterates; recorded as ``warm_start_iterations`` in the first history row.
     warm_start_tol : float
         The warm start stops when its relative primal and dual residuals are below this: it
-        only has to find the active set of F >= 0 roughly (n = 2000: 96 instead of 241 of its
-        iterations at 1e-7, and the same number of iterations afterwards).
-    verbose : bool
-        Show a progress bar.
-    """
-    check_positive(rho, "rho")
-    check_positive(mu, "mu")
-    check_positive(warm_start_tol, "warm_start_tol")
-    for value, name in [(adapt_every, "adapt_every"), (bound_every, "bound_every"), (check_every, "check_every")]:
-        check_int_range(value, name, 1)
-    if not isinstance(alpha, (int, float)) or not 0 < alpha < 2:
-        raise ValueError(f"alpha must lie in (0, 2), got {alpha!r}")
-    K = relaxation.K
-    project = relaxation.projector(partial=partial_eig)
-    project_bound = relaxation.projector(partial=partial_eig)
-    monitor = IterationMonitor("admm", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
+        only has to find the active set of F >= 0 roughly.
 
-    G = np.maximum(project(K), 0.0)
-    U = np.zeros_like(K)
-    warm_iterations = 0
-    if warm_start and relaxation.psd:
-        # (6) shares (7)'s nonnegativity split and needs no eigendecomposition: its ADMM
-        # identifies most of the active set of F >= 0 and a good rho at O(n^2) per iteration
-        for warm_iterations in range(1, max_iter + 1):
-            _, G, U, r_primal, r_dual = _step(K, G, U, rho, alpha, project_row_sums)
-            if max(r_primal, r_dual) < warm_start_tol or monitor.elapsed > time_limit:
-                break
-            rho, U = balance_penalty(warm_iterations, rho, U, r_primal, r_dual, mu, adapt_every)
-    bound, gain = -np.inf, np.inf
-    for it in monitor:
-        F, G, U, r_primal, r_dual = _step(K, G, U, rho, alpha, project)
+    Returns
+    -------
+    Result
+        ``extras``: ``warm_start_iterations``.
+    """
+
+    method = "admm"
+    parameters = IterativeSolver.parameters | {
+        "tol": Param(1e-7, POSITIVE),
+        "residual_tol": Param(1e-7, POSITIVE),
+        "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
+        "check_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
+        "rho": Param(1.0, POSITIVE),
+        "alpha": Param(1.6, [Interval(Real, 0, 2, closed="neither")]),
+        "mu": Param(10.0, POSITIVE),
+        "adapt_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
+        "bound_every": Param(25, [Interval(Integral, 1, None, closed="left")]),
+        "partial_eig": Param(True, ["boolean"]),
+        "warm_start": Param(True, ["boolean"]),
+        "warm_start_tol": Param(1e-4, POSITIVE),
+    }
+
+    def init_state(self):
+        relaxation = self.relaxation
+        K = relaxation.K
+        project = relaxation.projector(partial=self.partial_eig)
+        state = SimpleNamespace(project=project, project_bound=relaxation.projector(partial=self.partial_eig),
+                                G=np.maximum(project(K), 0.0), U=np.zeros_like(K), F=None, rho=self.rho,
+                                r_primal=np.nan, r_dual=np.nan, warm_iterations=0, gain=np.inf,
+                                iteration=0)
+        if self.warm_start and relaxation.psd:
+            # (6) shares (7)'s nonnegativity split and needs no eigendecomposition: its ADMM
+            # identifies most of the active set of F >= 0 and a good rho at O(n^2) per iteration
+            for state.warm_iterations in range(1, self.max_iter + 1):
+                _, state.G, state.U, r_primal, r_dual = _step(K, state.G, state.U, state.rho, self.alpha,
+                                                              project_row_sums)
+                if max(r_primal, r_dual) < self.warm_start_tol or self.elapsed > self.time_limit:
+                    break
+                state.rho, state.U = balance_penalty(state.warm_iterations, state.rho, state.U, r_primal, r_dual,
+                                                     self.mu, self.adapt_every)
+        return state
+
+    def step(self, state, iteration):
+        if iteration > 0:
+            state.rho, state.U = balance_penalty(iteration, state.rho, state.U, state.r_primal, state.r_dual,
+                                                 self.mu, self.adapt_every)
+        state.F, state.G, state.U, state.r_primal, state.r_dual = _step(
+            self.relaxation.K, state.G, state.U, state.rho, self.alpha, state.project)
+        state.iteration = iteration
+        row = {"primal_residual": state.r_primal, "dual_residual": state.r_dual, "rho": state.rho,
+               "nonnegativity": negativity(state.F)}
+        if iteration == 0:
+            row["warm_start_iterations"] = state.warm_iterations
+        return row
+
+    def is_check(self, state, iteration):
+        return iteration % self.check_every == 0 or iteration % self.bound_every == 0
+
+    def _fresh_bound(self, state) -> float:
+        return self.relaxation.dual_value(-state.rho * state.U, state.project_bound)
+
+    def certify(self, state, bound, final=False):
+        relaxation = self.relaxation
+        if state.F is None:  # no iteration ran: the start point
+            state.F = state.project(state.G)
+        F = state.F
+        # F is exactly symmetric with unit row sums (and p.s.d.); its one violation, tiny
+        # negative entries, is removed by relaxation.restore at O(n^2) cost
+        X = relaxation.restore(F)
+        restored = relaxation.objective(X)
         objective, negative = relaxation.objective(F), negativity(F)
-        row = {"objective": objective, "primal_residual": r_primal, "dual_residual": r_dual, "rho": rho,
-               "nonnegativity": negative}
-        if it == 0:
-            row["warm_start_iterations"] = warm_iterations
-        if it % check_every == 0 or it % bound_every == 0:
-            # F is exactly symmetric with unit row sums (and p.s.d.); its one violation, tiny
-            # negative entries, is removed by relaxation.restore at O(n^2) cost
-            X = relaxation.restore(F)
-            restored = relaxation.objective(X)
-            scale = max(abs(restored), 1e-12)
+        scale = max(abs(restored), 1e-300)
+        fresh = None
+        if final:
+            fresh = self._fresh_bound(state)
+        else:
             # a fresh bound costs one more projection: pay it for the history, and when the
             # last one's improvement suggests it could close a gap (the bound converges long
             # before X does, so this is rare)
-            stale = min(restored - bound, abs(objective - bound) if negative < tol else np.inf) / scale
-            if it % bound_every == 0 or stale - tol < gain:
-                fresh = relaxation.dual_value(-rho * U, project_bound)
-                gain = max(fresh - bound, 0.0) / scale
-                bound = max(bound, fresh)
-            gap, gap_F = (restored - bound) / scale, abs(objective - bound) / scale
-            row.update(dual_bound=bound, relative_gap=gap_F, relative_gap_restored=gap)
-            # stop on a gap certified at this very iterate: for the exactly feasible X, or for
-            # F once its negative entries are below tol too (when restoring costs more than tol,
-            # as it may for a subclass whose restore() is cruder)
-            if gap < tol or (negative < tol and gap_F < tol):
-                X = X if gap < tol else F
-                monitor.record(**row)
-                monitor.converged()
-                break
-        monitor.record(**row)
-        rho, U = balance_penalty(it + 1, rho, U, r_primal, r_dual, mu, adapt_every)
-    if monitor.status != "optimal":
-        X = relaxation.restore(project(G) if monitor.iterations == 0 else F)
-        bound = max(bound, relaxation.dual_value(-rho * U, project_bound))
-    return relaxation.make_result(
-        X,
-        status=monitor.status,
-        method="admm",
-        iterations=monitor.iterations,
-        time=monitor.elapsed,
-        dual_bound=bound,
-        history=monitor.history,
-    )
+            stale = min(restored - bound, abs(objective - bound) if negative < self.residual_tol else np.inf) / scale
+            if state.iteration % self.bound_every == 0 or stale - self.tol < state.gain:
+                fresh = self._fresh_bound(state)
+                state.gain = max(fresh - bound, 0.0) / scale
+        best = bound if fresh is None else max(bound, fresh)
+        figures = {"restored_objective": restored}
+        if relative_gap(restored, best) >= self.tol and negative < self.residual_tol \
+                and relative_gap(objective, best) < self.tol:
+            # restoring costs more than tol (a cruder restore() of a subclass): F itself, whose
+            # one violation is its negative entries
+            return Certificate(F, fresh, objective, {"nonnegativity": negative}, figures)
+        return Certificate(X, fresh, restored, {"nonnegativity": 0.0}, figures)
+
+    def extras(self, state):
+        return {"warm_start_iterations": state.warm_iterations}
 
 
 def _step(K, G, U, rho, alpha, project):
@@ -178,5 +192,6 @@ def _step(K, G, U, rho, alpha, project):
     return F, G_new, V, r_primal, r_dual
 
 
-FrobeniusDS.register_solver("admm", admm)
-FrobeniusPSD.register_solver("admm", admm)
+admm = ADMM.as_function()
+FrobeniusDS.register_solver("admm", ADMM)
+FrobeniusPSD.register_solver("admm", ADMM)

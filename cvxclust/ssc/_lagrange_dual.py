@@ -61,7 +61,7 @@ def _record(monitor, relaxation, oracle, theta):
     # (relaxation.residuals would add a full eigendecomposition to every iteration)
     row_sums, negatives = float(np.abs(F.sum(axis=1) - 1).max()), negativity(F)
     monitor.record(objective=objective, dual_bound=bound, relative_gap=gap, row_sums=row_sums,
-                   nonnegativity=negatives, evaluations=oracle.evaluations)
+                   nonnegativity=negatives, max_residual=max(row_sums, negatives), evaluations=oracle.evaluations)
     return max(gap, row_sums, negatives)
 
 

@@ -1,0 +1,190 @@
+"""One result type for every solver: :class:`Result`, and the one relative-gap definition."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Result", "relative_gap"]
+
+
+def relative_gap(objective: float, bound: float | None) -> float | None:
+    r"""The relative duality gap every solver and :class:`Result` use.
+
+    .. math:: \frac{|f - b|}{\max(|f|, |b|)}
+
+    for an objective ``f`` and a certified bound ``b`` (0 when both are 0; ``inf`` when either
+    is not finite).  It is invariant to the scale of the problem and symmetric in ``f`` and
+    ``b``; the absolute value makes a point that violates its constraints, and so may lie past
+    the bound, no better certified than one on the right side.
+    """
+    if bound is None:
+        return None
+    objective, bound = float(objective), float(bound)
+    if not (math.isfinite(objective) and math.isfinite(bound)):
+        return math.inf
+    gap = abs(objective - bound)
+    return 0.0 if gap == 0.0 else gap / max(abs(objective), abs(bound))
+
+
+class _ReadOnlyDict(dict):
+    """A dict that refuses changes (and, unlike ``MappingProxyType``, pickles)."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a Result is read-only: build a new one with dataclasses.replace")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
+
+    def __reduce__(self):
+        return (type(self), (dict(self),))
+
+
+def _frozen(mapping: Mapping | None) -> Mapping:
+    return _ReadOnlyDict(mapping or {})
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Result:
+    """Outcome of one solve, for every solver of the package.
+
+    Attributes
+    ----------
+    X : ndarray
+        The primary variable (the matrix of the relaxation, or the iterate of a solver that has
+        no relaxation object).
+    objective : float
+        Objective of ``X`` as computed by the relaxation (:meth:`Relaxation.objective`), in the
+        problem's own sense and scale.
+    status : str
+        ``"optimal"`` (relative gap below ``tol`` and worst residual below ``residual_tol``,
+        both certified), ``"max_iter"``, ``"time_limit"``, ``"stalled"`` (no further progress
+        possible), ``"heuristic"`` (a method with no optimality certificate), or a cvxpy status
+        for the reference.
+    method : str
+        The name the method was called by.
+    iterations : int
+        Iterations of the method (outer iterations where there are two levels).
+    time : float
+        Wall seconds of the solve, set-up included.
+    residuals : mapping of str to float
+        Relative feasibility violations of ``X`` from :meth:`Relaxation.residuals`.
+    dual_bound : float or None
+        The best certified bound on the optimal value (a lower bound when minimising, an upper
+        bound when maximising), or None where the method yields none.
+    history : tuple of dict
+        Per-iteration figures.  Every row has ``iteration`` and ``time``; rows of certification
+        checks also have ``objective``, ``dual_bound``, ``relative_gap`` and ``max_residual``.
+    extras : mapping
+        Outputs particular to a method (a factor, labels, an auxiliary variable); each solver's
+        docstring lists its keys.
+    """
+
+    X: np.ndarray
+    objective: float
+    status: str
+    method: str
+    iterations: int
+    time: float
+    residuals: Mapping[str, float] = field(default_factory=dict)
+    dual_bound: float | None = None
+    history: tuple = ()
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "objective", float(self.objective))
+        set_(self, "iterations", int(self.iterations))
+        set_(self, "time", float(self.time))
+        set_(self, "residuals", _frozen({k: float(v) for k, v in dict(self.residuals).items()}))
+        set_(self, "dual_bound", None if self.dual_bound is None else float(self.dual_bound))
+        set_(self, "history", tuple(self.history))
+        set_(self, "extras", _frozen(self.extras))
+
+    @property
+    def duality_gap(self) -> float | None:
+        """``|objective - dual_bound|``, or None where no bound is known."""
+        return None if self.dual_bound is None else abs(self.objective - self.dual_bound)
+
+    @property
+    def relative_gap(self) -> float | None:
+        """:func:`relative_gap` of ``objective`` and ``dual_bound`` (None without a bound)."""
+        return relative_gap(self.objective, self.dual_bound)
+
+    @property
+    def max_residual(self) -> float:
+        """The worst relative feasibility violation (0 when there are no constraints)."""
+        return max(self.residuals.values(), default=0.0)
+
+    # -- display ---------------------------------------------------------------------------
+    def _summary(self) -> list[tuple[str, str]]:
+        gap = self.relative_gap
+        shape = "x".join(str(s) for s in np.shape(self.X))
+        rows = [
+            ("method", self.method),
+            ("status", self.status),
+            ("objective", f"{self.objective:.10g}"),
+            ("dual_bound", "n/a" if self.dual_bound is None else f"{self.dual_bound:.10g}"),
+            ("relative_gap", "n/a" if gap is None else f"{gap:.2e}"),
+            ("max_residual", f"{self.max_residual:.2e}"),
+            ("iterations", str(self.iterations)),
+            ("time", f"{self.time:.3f} s"),
+            ("X", f"array of shape {shape}"),
+        ]
+        if self.extras:
+            rows.append(("extras", ", ".join(self.extras)))
+        return rows
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" if k in ("method", "status") else f"{k}={v}" for k, v in self._summary())
+        return f"Result({inner})"
+
+    def _repr_markdown_(self) -> str:
+        lines = ["| | |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in self._summary()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        cells = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+                        for k, v in self._summary())
+        return f"<table><caption>Result</caption>{cells}</table>"
+
+    def plot(self, keys=("relative_gap", "max_residual"), ax=None):
+        """Plot the convergence history on a logarithmic scale.
+
+        Parameters
+        ----------
+        keys : sequence of str
+            History figures to draw against the iteration (rows lacking one are skipped).
+        ax : matplotlib Axes, optional
+            Where to draw; a new figure when None.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        import matplotlib.pyplot as plt
+
+        if isinstance(keys, str):
+            keys = (keys,)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
+        drawn = False
+        for key in keys:
+            rows = [(r["iteration"], r[key]) for r in self.history
+                    if key in r and r[key] is not None and np.isfinite(r[key]) and r[key] > 0]
+            if rows:
+                it, value = zip(*rows)
+                ax.semilogy(it, value, marker="." if len(rows) < 50 else None, label=key.replace("_", " "))
+                drawn = True
+        if not drawn:
+            raise ValueError(f"the history of this result has no positive figures for keys={list(keys)}")
+        ax.set_xlabel("iteration")
+        ax.set_title(f"{self.method}: {self.status} after {self.iterations} iterations")
+        ax.legend()
+        ax.grid(True, which="major", alpha=0.3)
+        return ax

@@ -1,0 +1,320 @@
+"""The certified iterative-solver core that every scalable solver of the package runs on.
+
+A solver is a subclass of :class:`IterativeSolver` that supplies
+
+* ``parameters``: its table of :class:`Param` (default and constraints), checked once;
+* :meth:`~IterativeSolver.init_state`: the state before the first iteration;
+* :meth:`~IterativeSolver.step`: one iteration, returning the figures of its history row;
+* :meth:`~IterativeSolver.certify`: a :class:`Certificate` (an exactly, or best, feasible point,
+  a certified bound on the optimal value, and optionally the point's residuals).
+
+The core owns everything else, the same way for every solver: the check cadence
+(``check_every``), the best bound (the largest lower bound when minimising, the smallest upper
+bound when maximising), the relative gap (:func:`cvxclust.result.relative_gap`, the one
+:attr:`Result.relative_gap` reports), the stop test (gap below ``tol`` *and* worst residual
+below ``residual_tol``), a last certification when a limit ends the loop, the time limit on
+the clock that also gives :attr:`Result.time`, the history rows, the progress bar, the
+``ConvergenceWarning`` and the :class:`~cvxclust.Result`.
+
+A point is called optimal only when the *relaxation's own* :meth:`~cvxclust.Relaxation.residuals`
+are below ``residual_tol``: a solver may report cheaper residuals of its own at checks, but
+before the core stops on them it recomputes them with the relaxation, and from then on trusts
+only the relaxation's.  A solver registered on a subclass that adds a constraint it does not
+handle therefore never claims ``"optimal"``.
+
+The design follows jaxopt's ``IterativeSolver`` (the base owns ``run``; solvers supply
+``init_state`` and ``update``) and pymanopt's optimizers (one result type, the stopping reasons
+in one place).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import warnings
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from tqdm.auto import tqdm
+
+from .linalg import blas_threads
+from .parameters import Interval, validate_parameter
+from .result import Result, relative_gap
+
+__all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "balance_penalty"]
+
+#: what each status of an iterative solver means
+STOP_REASONS = {
+    "optimal": "certified relative gap below tol and residuals below residual_tol",
+    "max_iter": "iteration limit reached",
+    "time_limit": "time limit reached",
+    "stalled": "no further progress possible",
+}
+
+POSITIVE = [Interval(Real, 0, None, closed="neither")]
+
+
+class Param(NamedTuple):
+    """One entry of a solver's parameter table: its default and the constraints on its value
+    (see :mod:`cvxclust.parameters`)."""
+
+    default: Any
+    constraints: list
+
+
+@dataclass
+class Certificate:
+    """What a solver's :meth:`~IterativeSolver.certify` returns.
+
+    Attributes
+    ----------
+    X : ndarray
+        The candidate: an exactly feasible point where the solver can restore one, else its best.
+    bound : float or None
+        A certified bound on the optimal value (valid whatever the iterate), or None where this
+        check computed none (the core keeps the best bound seen so far).
+    objective : float, optional
+        Objective of ``X``; the relaxation's :meth:`~cvxclust.Relaxation.objective` if None.
+    residuals : dict, optional
+        Relative residuals of ``X``; the relaxation's :meth:`~cvxclust.Relaxation.residuals` if
+        None.  A solver may give cheaper ones of its own; the core confirms them with the
+        relaxation before it stops.
+    figures : dict
+        Extra figures for the history row of this check.
+    """
+
+    X: np.ndarray
+    bound: float | None = None
+    objective: float | None = None
+    residuals: dict | None = None
+    figures: dict = field(default_factory=dict)
+
+
+class IterativeSolver:
+    """Base of every certified scalable solver; see the module docstring.
+
+    Parameters
+    ----------
+    relaxation : Relaxation or None
+        The problem; None for a solver that certifies its own points (its certificates then
+        carry objective and residuals).
+    **params
+        The solver's parameters (its ``parameters`` table).  Every solver has
+
+        tol : float
+            Certified relative gap (:func:`cvxclust.result.relative_gap`) to stop at.
+        residual_tol : float
+            Worst relative residual (:meth:`~cvxclust.Relaxation.residuals`) to stop at.
+        max_iter : int
+            Iteration limit (status ``"max_iter"`` and a ``ConvergenceWarning``).
+        time_limit : float
+            Wall-clock limit in seconds, measured on the clock of :attr:`Result.time`
+            (status ``"time_limit"`` and a ``ConvergenceWarning``).
+        check_every : int
+            Iterations between certification checks.
+        verbose : bool
+            Show a progress bar.
+    """
+
+    #: the method name used in messages and in the Result (the registry overrides it)
+    method: ClassVar[str] = "iterative"
+    #: ``"minimize"`` or ``"maximize"``; taken from the relaxation when there is one
+    sense: ClassVar[str] = "minimize"
+    parameters: ClassVar[dict[str, Param]] = {
+        "tol": Param(1e-6, POSITIVE),
+        "residual_tol": Param(1e-6, POSITIVE),
+        "max_iter": Param(10000, [Interval(Integral, 1, None, closed="left")]),
+        "time_limit": Param(np.inf, [Interval(Real, 0, None, closed="neither", allow_inf=True)]),
+        "check_every": Param(10, [Interval(Integral, 1, None, closed="left")]),
+        "verbose": Param(False, ["boolean"]),
+    }
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # the signature that help() and IDEs show is the parameter table's
+        params = [inspect.Parameter("relaxation", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+                   for k, p in cls.parameters.items()]
+        cls.__signature__ = inspect.Signature(params)
+
+    def __init__(self, relaxation=None, **params):
+        unknown = sorted(set(params) - set(self.parameters))
+        if unknown:
+            raise TypeError(f"{self.method}() got unexpected keyword arguments {unknown}; valid parameters are "
+                            f"{sorted(self.parameters)}")
+        self.relaxation = relaxation
+        for name, param in self.parameters.items():
+            value = params.get(name, param.default)
+            setattr(self, name, validate_parameter(name, value, param.constraints, self.method))
+        if relaxation is not None:
+            self.sense = getattr(relaxation, "sense", "minimize")
+        self.status: str | None = None
+        self.history: list[dict] = []
+        self._stop_note = ""
+
+    @classmethod
+    def as_function(cls, doc: str | None = None):
+        """The solver as a function ``f(relaxation, **params) -> Result``, the form the
+        registry of :class:`~cvxclust.Relaxation` takes."""
+
+        def solve(relaxation, **params):
+            return cls(relaxation, **params).run()
+
+        solve.__name__ = solve.__qualname__ = cls.method.replace("-", "_")
+        solve.__doc__ = doc or cls.__doc__
+        solve.__signature__ = cls.__signature__
+        solve.__module__ = cls.__module__
+        return solve
+
+    # -- what a solver supplies --------------------------------------------------------------
+    def init_state(self):
+        """The state before the first iteration (set-up work counts towards the time limit)."""
+        raise NotImplementedError
+
+    def step(self, state, iteration: int) -> dict | None:
+        """One iteration from ``state`` (updated in place); returns figures for the history."""
+        raise NotImplementedError
+
+    def certify(self, state, bound: float, final: bool = False) -> Certificate:
+        """A certificate of the current state; ``bound`` is the best bound so far, ``final`` is
+        True for the certification after the loop (a limit or a stall ended it)."""
+        raise NotImplementedError
+
+    def is_check(self, state, iteration: int) -> bool:
+        """Whether to certify after this iteration (by default every ``check_every``)."""
+        return (iteration + 1) % self.check_every == 0
+
+    def size(self) -> int:
+        """Order of the largest dense matrix the solver factors: it sets the BLAS threads
+        (:func:`cvxclust.linalg.blas_threads`)."""
+        X = getattr(self.relaxation, "K", None)
+        return int(np.shape(X)[0]) if X is not None and np.ndim(X) == 2 else 0
+
+    def extras(self, state) -> dict:
+        """Outputs particular to the solver for :attr:`Result.extras` (none by default)."""
+        return {}
+
+    # -- for a solver's step ------------------------------------------------------------------
+    def stall(self, note: str = "") -> None:
+        """Stop after this iteration with status ``"stalled"``."""
+        self.status = "stalled"
+        self._stop_note = note
+
+    @property
+    def elapsed(self) -> float:
+        """Wall seconds since :meth:`run` started."""
+        return time.perf_counter() - self._start
+
+    # -- the loop -------------------------------------------------------------------------------
+    def _better(self, new: float | None, old: float) -> float:
+        if new is None or not np.isfinite(new):
+            return old
+        return max(old, new) if self.sense == "minimize" else min(old, new)
+
+    def _evaluate(self, certificate: Certificate, confirm: bool) -> tuple[float, dict]:
+        """Objective and residuals of the certificate's point; the relaxation's own residuals
+        when ``confirm`` (or when the solver gave none)."""
+        relaxation = self.relaxation
+        objective = certificate.objective
+        if objective is None:
+            objective = float(relaxation.objective(certificate.X))
+        residuals = certificate.residuals
+        if relaxation is not None and (residuals is None or confirm):
+            residuals = relaxation.residuals(certificate.X)
+        return float(objective), dict(residuals or {})
+
+    def _check(self, state, final: bool, row: dict):
+        certificate = self.certify(state, self.bound, final=final)
+        self.bound = self._better(certificate.bound, self.bound)
+        confirmed = final or not self._trust_residuals or self.relaxation is None
+        objective, residuals = self._evaluate(certificate, confirm=confirmed)
+        gap = relative_gap(objective, self.bound)
+        worst = max(residuals.values(), default=0.0)
+        passed = gap <= self.tol and worst <= self.residual_tol
+        if passed and not confirmed:
+            # the solver's own residuals passed: confirm with the relaxation's before stopping
+            objective, residuals = self._evaluate(certificate, confirm=True)
+            worst = max(residuals.values(), default=0.0)
+            passed = worst <= self.residual_tol
+            if not passed:
+                self._trust_residuals = False
+                self._stop_note = (
+                    f"the relaxation's residuals ({worst:.2e}) exceed residual_tol where the solver's own "
+                    f"are met: {self.method} may not handle every constraint of {type(self.relaxation).__name__}")
+        row.update(certificate.figures)
+        row.update(objective=objective, dual_bound=self.bound, relative_gap=gap, max_residual=worst)
+        return passed, certificate, objective, residuals
+
+    def run(self) -> Result:
+        """Iterate until certified, a limit, or a stall; return the :class:`~cvxclust.Result`."""
+        self._start = time.perf_counter()
+        self.bound = -np.inf if self.sense == "minimize" else np.inf
+        self._trust_residuals = True
+        bar = tqdm(total=self.max_iter, desc=self.method, disable=not self.verbose, leave=False)
+        with blas_threads(self.size()):
+            state = self.init_state()
+            iteration, certificate = 0, None
+            for iteration in range(self.max_iter):
+                if self.elapsed > self.time_limit:
+                    self.status = "time_limit"
+                    break
+                row = {"iteration": iteration + 1}
+                row.update(self.step(state, iteration) or {})
+                if self.status is None and self.is_check(state, iteration):
+                    passed, certificate, objective, residuals = self._check(state, False, row)
+                    if passed:
+                        self.status = "optimal"
+                row["time"] = self.elapsed
+                self.history.append(row)
+                bar.update(1)
+                bar.set_postfix({k: f"{v:.2e}" for k, v in row.items()
+                                 if k in ("relative_gap", "max_residual")}, refresh=False)
+                if self.status is not None:
+                    break
+            else:
+                self.status = "max_iter"
+            iterations = len(self.history)
+            if self.status != "optimal":
+                # certify the point returned: its figures complete the last iteration's row
+                if not self.history:
+                    self.history.append({"iteration": 0})
+                row = self.history[-1]
+                passed, certificate, objective, residuals = self._check(state, True, row)
+                row.update(final=True, time=self.elapsed)
+                if passed:
+                    self.status = "optimal"
+        bar.close()
+        if self.status != "optimal":
+            self._warn(iterations)
+        return Result(
+            X=certificate.X, objective=objective, status=self.status, method=self.method,
+            iterations=iterations, time=self.elapsed, residuals=residuals,
+            dual_bound=self.bound if np.isfinite(self.bound) else None, history=self.history,
+            extras=self.extras(state),
+        )
+
+    def _warn(self, iterations: int) -> None:
+        last = self.history[-1] if self.history else {}
+        note = f"; {self._stop_note}" if self._stop_note else ""
+        warnings.warn(
+            f"{self.method} stopped after {iterations} iterations ({STOP_REASONS[self.status]}) with relative gap "
+            f"{last.get('relative_gap', np.inf):.2e} (tol={self.tol:g}) and worst residual "
+            f"{last.get('max_residual', np.inf):.2e} (residual_tol={self.residual_tol:g}){note}",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+
+
+def balance_penalty(iteration: int, rho: float, U, r_primal: float, r_dual: float, mu: float, every: int):
+    """Residual balancing of an ADMM penalty (Boyd et al. 2011, 3.4.1), every ``every`` iterations:
+    rho doubles when the primal residual exceeds ``mu`` times the dual one and halves in the
+    opposite case; the scaled multiplier ``U = Y / rho`` follows.  Returns ``(rho, U)``."""
+    if iteration % every == 0:
+        if r_primal > mu * r_dual:
+            return rho * 2.0, U / 2.0
+        if r_dual > mu * r_primal:
+            return rho / 2.0, U * 2.0
+    return rho, U
