@@ -62,9 +62,10 @@ class Result:
         problem's own sense and scale.
     status : str
         ``"optimal"`` (relative gap below ``tol`` and worst residual below ``residual_tol``,
-        both certified), ``"max_iter"``, ``"time_limit"``, ``"stalled"`` (no further progress
-        possible), ``"heuristic"`` (a method with no optimality certificate), or a cvxpy status
-        for the reference.
+        both certified), ``"converged"`` (a method with no certificate of optimality, such as a
+        local search or a rounding, met its own stopping rule), ``"max_iter"``,
+        ``"time_limit"``, ``"stalled"`` (no further progress possible), or a cvxpy status for
+        the reference.
     method : str
         The name the method was called by.
     iterations : int

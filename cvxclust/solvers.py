@@ -49,6 +49,7 @@ __all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "balance_p
 #: what each status of an iterative solver means
 STOP_REASONS = {
     "optimal": "certified relative gap below tol and residuals below residual_tol",
+    "converged": "the method's own stopping rule met and residuals below residual_tol, with no certified gap",
     "max_iter": "iteration limit reached",
     "time_limit": "time limit reached",
     "stalled": "no further progress possible",
@@ -198,6 +199,12 @@ class IterativeSolver:
         return {}
 
     # -- for a solver's step ------------------------------------------------------------------
+    def converge(self) -> None:
+        """Declare the method's own stopping rule met (for methods with no certified bound): the
+        core stops at the next check if the residuals are below ``residual_tol``, with status
+        ``"converged"``."""
+        self._converged = True
+
     def stall(self, note: str = "") -> None:
         """Stop after this iteration with status ``"stalled"``."""
         self.status = "stalled"
@@ -233,7 +240,8 @@ class IterativeSolver:
         objective, residuals = self._evaluate(certificate, confirm=confirmed)
         gap = relative_gap(objective, self.bound)
         worst = max(residuals.values(), default=0.0)
-        passed = gap <= self.tol and worst <= self.residual_tol
+        self._certified = gap <= self.tol
+        passed = (self._certified or self._converged) and worst <= self.residual_tol
         if passed and not confirmed:
             # the solver's own residuals passed: confirm with the relaxation's before stopping
             objective, residuals = self._evaluate(certificate, confirm=True)
@@ -253,6 +261,7 @@ class IterativeSolver:
         self._start = time.perf_counter()
         self.bound = -np.inf if self.sense == "minimize" else np.inf
         self._trust_residuals = True
+        self._converged = self._certified = False
         bar = tqdm(total=self.max_iter, desc=self.method, disable=not self.verbose, leave=False)
         with blas_threads(self.size()):
             state = self.init_state()
@@ -266,7 +275,7 @@ class IterativeSolver:
                 if self.status is None and self.is_check(state, iteration):
                     passed, certificate, objective, residuals = self._check(state, False, row)
                     if passed:
-                        self.status = "optimal"
+                        self.status = "optimal" if self._certified else "converged"
                 row["time"] = self.elapsed
                 self.history.append(row)
                 bar.update(1)
@@ -277,7 +286,7 @@ class IterativeSolver:
             else:
                 self.status = "max_iter"
             iterations = len(self.history)
-            if self.status != "optimal":
+            if self.status not in ("optimal", "converged"):
                 # certify the point returned: its figures complete the last iteration's row
                 if not self.history:
                     self.history.append({"iteration": 0})
@@ -285,9 +294,9 @@ class IterativeSolver:
                 passed, certificate, objective, residuals = self._check(state, True, row)
                 row.update(final=True, time=self.elapsed)
                 if passed:
-                    self.status = "optimal"
+                    self.status = "optimal" if self._certified else "converged"
         bar.close()
-        if self.status != "optimal":
+        if self.status not in ("optimal", "converged"):
             self._warn(iterations)
         return Result(
             X=certificate.X, objective=objective, status=self.status, method=self.method,
