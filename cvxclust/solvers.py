@@ -254,7 +254,8 @@ class IterativeSolver:
                     f"are met: {self.method} may not handle every constraint of {type(self.relaxation).__name__}")
         row.update(certificate.figures)
         row.update(objective=objective, dual_bound=self.bound, relative_gap=gap, max_residual=worst)
-        return passed, certificate, objective, residuals
+        self._last = (certificate, objective, residuals)
+        return passed
 
     def run(self) -> Result:
         """Iterate until certified, a limit, or a stall; return the :class:`~cvxclust.Result`."""
@@ -262,48 +263,67 @@ class IterativeSolver:
         self.bound = -np.inf if self.sense == "minimize" else np.inf
         self._trust_residuals = True
         self._converged = self._certified = False
-        bar = tqdm(total=self.max_iter, desc=self.method, disable=not self.verbose, leave=False)
-        with blas_threads(self.size()):
-            state = self.init_state()
-            iteration, certificate = 0, None
-            for iteration in range(self.max_iter):
-                if self.elapsed > self.time_limit:
-                    self.status = "time_limit"
-                    break
-                row = {"iteration": iteration + 1}
-                row.update(self.step(state, iteration) or {})
-                if self.status is None and self.is_check(state, iteration):
-                    passed, certificate, objective, residuals = self._check(state, False, row)
-                    if passed:
+        self._last = None  # (certificate, objective, residuals) of the last check
+        self._bar = tqdm(total=self.max_iter, desc=self.method, disable=not self.verbose, leave=False)
+        try:
+            with blas_threads(self.size()):
+                state = self.init_state()
+                if self.status is None and self.elapsed > self.time_limit:
+                    self.status = "time_limit"  # the set-up alone used the time
+                if self.status is None:
+                    self.drive(state)
+                if self.status is None:
+                    self.status = "max_iter"
+                iterations = len(self.history)
+                if self.status not in ("optimal", "converged"):
+                    # certify the point returned: its figures complete the last iteration's row
+                    if not self.history:
+                        self.history.append({"iteration": 0})
+                    row = self.history[-1]
+                    if self._check(state, True, row):
                         self.status = "optimal" if self._certified else "converged"
-                row["time"] = self.elapsed
-                self.history.append(row)
-                bar.update(1)
-                bar.set_postfix({k: f"{v:.2e}" for k, v in row.items()
-                                 if k in ("relative_gap", "max_residual")}, refresh=False)
-                if self.status is not None:
-                    break
-            else:
-                self.status = "max_iter"
-            iterations = len(self.history)
-            if self.status not in ("optimal", "converged"):
-                # certify the point returned: its figures complete the last iteration's row
-                if not self.history:
-                    self.history.append({"iteration": 0})
-                row = self.history[-1]
-                passed, certificate, objective, residuals = self._check(state, True, row)
-                row.update(final=True, time=self.elapsed)
-                if passed:
-                    self.status = "optimal" if self._certified else "converged"
-        bar.close()
+                    row.update(final=True, time=self.elapsed)
+        finally:
+            self._bar.close()
         if self.status not in ("optimal", "converged"):
             self._warn(iterations)
+        certificate, objective, residuals = self._last
         return Result(
             X=certificate.X, objective=objective, status=self.status, method=self.method,
             iterations=iterations, time=self.elapsed, residuals=residuals,
             dual_bound=self.bound if np.isfinite(self.bound) else None, history=self.history,
             extras=self.extras(state),
         )
+
+    def drive(self, state) -> None:
+        """Run the iterations: :meth:`step` then :meth:`advance`, until :meth:`advance` says stop.
+
+        A solver whose iterations are driven by another library (an optimizer that calls back
+        after each of its iterations) overrides this method and calls :meth:`advance` from its
+        callback, stopping the library when it returns True.
+        """
+        for iteration in range(self.max_iter):
+            if self.advance(state, self.step(state, iteration)):
+                return
+
+    def advance(self, state, figures: dict | None) -> bool:
+        """Book one finished iteration (its history ``figures``), certify it when due, and
+        return True when the loop must stop (certified, stalled, or a limit reached)."""
+        iteration = len(self.history)
+        row = {"iteration": iteration + 1, **(figures or {})}
+        if self.status is None and self.is_check(state, iteration):
+            if self._check(state, False, row):
+                self.status = "optimal" if self._certified else "converged"
+        row["time"] = self.elapsed
+        self.history.append(row)
+        self._bar.update(1)
+        self._bar.set_postfix({k: f"{v:.2e}" for k, v in row.items() if k in ("relative_gap", "max_residual")},
+                              refresh=False)
+        if self.status is None and self.elapsed > self.time_limit:
+            self.status = "time_limit"
+        if self.status is None and iteration + 1 >= self.max_iter:
+            self.status = "max_iter"
+        return self.status is not None
 
     def _warn(self, iterations: int) -> None:
         last = self.history[-1] if self.history else {}
