@@ -55,10 +55,10 @@ def main(argv=None) -> int:
     structure = chain(5)
     perms, loss = admissible_permutations(structure), loss_matrix(structure)
     runs = {
-        "greedy": CLUHSIC(structure=structure, method="greedy", random_state=args.seed),
-        "spectral (A = chain)": CLUHSIC(structure=structure, method="spectral", random_state=args.seed),
+        "greedy": CLUHSIC(5, structure=structure, method="greedy", random_state=args.seed),
+        "spectral (A = chain)": CLUHSIC(5, structure=structure, method="spectral", random_state=args.seed),
         "spectral (A = I)": CLUHSIC(5, method="spectral", random_state=args.seed),
-        "SDP, low rank r = 10": CLUHSIC(structure=structure, method="lowrank", random_state=args.seed),
+        "SDP, low rank r = 10": CLUHSIC(5, structure=structure, method="lowrank", random_state=args.seed),
     }
     fig, axes = plt.subplots(1, len(runs), figsize=(4 * len(runs), 3.4), sharey=True)
     print(f"{'method':24s} {'accuracy':>9s} {'chain loss':>11s} {'NMI':>6s}")

@@ -117,21 +117,26 @@ def main(argv=None) -> int:
     structure = tree([N_OBJECTS, N_POSES])
     K, A, Delta = center(rbf(X)), output_kernel(structure), loss_matrix(structure)
     perms = np.asarray(admissible_permutations(structure))  # enumerated once: 4! 3!^4 = 31104
-    methods = {
-        "CLUHSIC": lambda seed: cluhsic_greedy(K, A, normalized=True, random_state=seed),
-        "CLUHSICAL (l1, tree loss)": lambda seed: cluhsical_greedy(K, A, Delta, normalization="l1",
-                                                                   random_state=seed),
-    }
+
+    def cluhsic(seed):  # labels and objective of one start
+        result = cluhsic_greedy(K, A, normalized=True, random_state=seed)
+        return result.labels, result.objective
+
+    def cluhsical(seed):
+        result = cluhsical_greedy(K, A, Delta, normalization="l1", random_state=seed)
+        return result.extras["labels"], result.objective
+
+    methods = {"CLUHSIC": cluhsic, "CLUHSICAL (l1, tree loss)": cluhsical}
     seeds = [args.seed * 1000 + k for k in range(args.starts)]
     preds, summary = {}, {}
     print(f"{'method':27s} {'single starts: errors, loss/error, mean loss':>46s} "
           f"{'best objective: errors, loss/error':>36s}")
     for name, run in methods.items():
         runs = [run(s) for s in seeds]
-        preds[name] = [relabel(y, r.labels, structure, perms) for r in runs]
+        preds[name] = [relabel(y, labels, structure, perms) for labels, _ in runs]
         pooled = np.concatenate(preds[name])
         n_err, per_err = mistakes(np.tile(y, len(runs)), pooled, Delta)
-        best = preds[name][int(np.argmax([r.objective for r in runs]))]
+        best = preds[name][int(np.argmax([objective for _, objective in runs]))]
         b_err, b_per_err = mistakes(y, best, Delta)
         mean_loss = n_err * per_err / pooled.size if n_err else 0.0  # over all images, right or wrong
         summary[name] = (per_err, mean_loss)

@@ -1,7 +1,7 @@
 """CLUHSICAL: clustering with structured outputs and a structured loss.
 
-Source: Zhong, Pan, Kwok & Tsang, "Incorporating the loss function into discriminative
-clustering of structured outputs" (IEEE TNN 2010), ``../shared/papers/cluhsical_structured_loss.txt``;
+Source: W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the Loss Function into
+Discriminative Clustering of Structured Outputs", IEEE Transactions on Neural Networks, 2010;
 equation numbers in the docstrings are that paper's.  CLUHSICAL's objective has CLUHSIC's form
 with the loss-augmented partition matrix of (12), so this family reuses the optimizers of
 :mod:`cvxclust.cluhsic` (the unnormalized objective is CLUHSIC's with output kernel ``L A L^T``).
@@ -22,18 +22,15 @@ from ._partition import (
     relaxation_output_kernel,
 )
 from ._problem import krr_primal_problem
-from ._theory import (
+from ._first_order import (
     FirstOrderApproximation,
     approximation_error,
-    constraint_pairs,
     first_order_approximation,
     first_order_value,
-    joint_kernel_matrices,
-    krr_dual_value,
-    lemma_objective,
-    lemma_partition_matrix,
     proposition2_objective,
 )
+from ._krr import constraint_pairs, joint_kernel_matrices, krr_dual_value
+from ._lemmas import lemma_objective, lemma_partition_matrix
 
 __all__ = [
     "CLUHSICAL",

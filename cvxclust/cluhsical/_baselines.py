@@ -72,7 +72,11 @@ def kernel_distances(K) -> np.ndarray:
         Naming ``K`` if it is not a symmetric finite matrix, or if a squared distance is
         clearly negative (``K`` is not positive semidefinite on that pair).
     """
-    K = check_square_matrix(K, "K", min_size=2)
+    return _distances(check_square_matrix(K, "K", min_size=2))
+
+
+def _distances(K: np.ndarray) -> np.ndarray:
+    """:func:`kernel_distances` of a checked kernel."""
     d = np.diag(K)
     D2 = d[:, None] + d[None, :] - 2.0 * K
     if D2.min() < -_NEG_RTOL * max(np.abs(K).max(), 1e-300):
@@ -247,8 +251,8 @@ def hierarchical_agglomerative(K, structure, *, linkage: str = "average") -> np.
         has children).
     """
     check_choice(linkage, "linkage", LINKAGES)
-    D = kernel_distances(K)
     K = check_square_matrix(K, "K", min_size=2)
+    D = _distances(K)
     H = as_hierarchy(structure)  # raises naming structure for a general graph
     Z = scipy_linkage(squareform(D, checks=False), method=linkage)
     root = to_tree(Z)

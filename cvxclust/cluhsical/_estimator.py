@@ -2,27 +2,45 @@
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
+import networkx as nx
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from .._checks import check_choice, check_int_range, check_labels, check_positive
+from .._kernel_estimators import (
+    KERNEL_PARAMETERS,
+    RANDOM_STATE,
+    ArrayLike,
+    KernelClusterMixin,
+    check_n_clusters,
+    input_kernel,
+    known_labels,
+    resolve_structure,
+)
 from ..cluhsic import CLUHSICSDP, lowrank, round_best
-from ..kernels import affinity, center
-from ..structures import LOSS_KINDS, as_structure, loss_matrix, n_clusters as structure_size, output_kernel
-from ._greedy import greedy
-from ._partition import check_normalization, labels_objective, relaxation_output_kernel
+from ..linalg import blas_threads
+from ..parameters import Interval, Options, validate_parameters
+from ..structures import LOSS_KINDS, check_loss_matrix, loss_matrix, output_kernel
+from ._greedy import LocalSearch, search
+from ._partition import check_C, evaluate, relaxation_output_kernel
 
 __all__ = ["CLUHSICAL"]
 
 METHODS = ("greedy", "lowrank", "sdp")
-KERNELS = ("rbf", "polynomial", "linear", "nearest_neighbors", "precomputed")
+# eigenpairs of the SDP solution handed to the rounding (the rank of the low-rank solver's factor)
+_SDP_RANK = 10
+# the options of the greedy that solver_options may set
+_GREEDY_OPTIONS = {name: LocalSearch.parameters[name].constraints for name in ("tol", "max_iter", "time_limit")}
 
 
-class CLUHSICAL(ClusterMixin, BaseEstimator):
+def _factor(result) -> np.ndarray:
+    """The factor Y of :func:`cvxclust.cluhsic.lowrank`'s result."""
+    return result.Y
+
+
+class CLUHSICAL(KernelClusterMixin):
     r"""Clustering with structured outputs and a structured loss (CLUHSICAL).
 
     With the centred input kernel K, the output kernel A of ``structure`` and the loss
@@ -34,9 +52,10 @@ class CLUHSICAL(ClusterMixin, BaseEstimator):
 
     over hard assignments :math:`\Pi`; ``normalization="l2"`` maximizes (11),
     :math:`\tilde C\operatorname{tr}(K\Pi_2A\Pi_2^\top) - \frac{C}{m}\|\Pi_2\|_1` with unit-l2
-    columns and :math:`\tilde C = 4C^2\gamma/m^2`; ``normalization=None`` the unnormalized
-    :math:`\operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top)`, which is CLUHSIC (2) with output kernel
-    :math:`LAL^\top` (with the zero-one loss, the same partition as CLUHSIC: Corollary 1).
+    columns and :math:`\tilde C = 4C^2\gamma/m^2` (:math:`\gamma` = ``joint_kernel_scale``);
+    ``normalization=None`` the unnormalized :math:`\operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top)`,
+    which is CLUHSIC (2) with output kernel :math:`LAL^\top` (with the zero-one loss, the same
+    partition as CLUHSIC: Corollary 1).
 
     Methods:
 
@@ -50,10 +69,13 @@ class CLUHSICAL(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure : structure
+    n_clusters : int, default=8
+        Number ``c`` of clusters.  Without ``structure`` the clusters are unrelated,
+        ``flat(n_clusters)`` (A = I, the zero-one loss); with it, it must equal its number of
+        clusters.  ``n_clusters=1`` puts every point in one cluster (nothing is solved).
+    structure : networkx graph, default=None
         A structure of :mod:`cvxclust.structures` (``chain(c)``, ``ring(c)``, ``tree(...)``,
-        ``kron(...)``, ``flat(c)`` for A = I); A is its
-        :func:`~cvxclust.structures.output_kernel` and ``c`` its number of clusters.
+        ``kron(...)``, ``flat(c)``); A is its :func:`~cvxclust.structures.output_kernel`.
     loss : {"structure", "zero-one"} or array of shape (c, c), default="structure"
         :math:`\Delta`: the structure's own loss (chain distance, ring 0/1/2, tree height of the
         first common ancestor; :func:`~cvxclust.structures.loss_matrix`), the zero-one loss, or
@@ -61,17 +83,28 @@ class CLUHSICAL(ClusterMixin, BaseEstimator):
     normalization : {"l1", "l2", None}, default="l1"
     C : float, default=None
         (11) with ``"l2"``; ``None`` means ``0.1 m`` (Section IV-A-2).
-    gamma : float, default=1.0
-        The kernel scaling of Proposition 2, used by ``"l2"`` (Section IV-A-2 fixes 1).
-    kernel : {"rbf", "polynomial", "linear", "nearest_neighbors", "precomputed"}, default="rbf"
-        Input kernel (:func:`cvxclust.kernels.affinity`), centred (HKH) as Section II assumes.
-    kernel_params : dict, default=None
+    joint_kernel_scale : float, default=1.0
+        The scale :math:`\gamma` of the joint kernel in Proposition 2, used by ``"l2"``
+        (Section IV-A-2 fixes 1).
+    affinity : {"rbf", "polynomial", "linear", "nearest_neighbors", "precomputed"}, default="rbf"
+        Input kernel: ``exp(-gamma ||a - b||^2)``, ``(a.b + 1)^degree``, ``a.b``, the symmetric
+        kNN connectivity (:func:`cvxclust.kernels.knn_affinity`), or X itself is the kernel.
+        It is centred (HKH) as Section II assumes.
+    gamma : float, default=None
+        Coefficient of the rbf kernel; None takes the median heuristic
+        ``1 / median_distance**2`` (:func:`cvxclust.kernels.median_distance`).
+    degree : int, default=2
+        Degree of the polynomial kernel.
+    n_neighbors : int, default=10
+        Neighbours of the kNN affinity.
     method : {"greedy", "lowrank", "sdp"}, default="greedy"
     n_init : int, default=10
         Random restarts of the greedy (the paper uses 10); the best objective is kept.
     solver_options : dict, default=None
-        Extra options of the relaxation (``rank``, ``gamma``, ``tol``, ``time_limit``, ... of
-        :func:`cvxclust.cluhsic.lowrank`; ``tol``, ``max_iter`` ... of the SDP's ADMM).
+        Options of the method: for ``"greedy"`` those of :func:`cvxclust.cluhsical.greedy`
+        (``tol``, ``max_iter``, ``time_limit``); for the relaxations those of
+        :func:`cvxclust.cluhsic.lowrank` (``rank``, ``gamma``, ``tol``, ...) or of the SDP's
+        solver (``tol``, ``max_iter``, ...).
     random_state : int, RandomState or None
 
     Attributes
@@ -80,8 +113,13 @@ class CLUHSICAL(ClusterMixin, BaseEstimator):
     objective_ : float
         The objective of ``normalization`` at ``labels_``.
     output_kernel_, loss_ : ndarray of shape (c, c)
-    result_ : the greedy's :class:`~cvxclust.cluhsic.HeuristicResult` (for the relaxations, the
-        polishing run; the relaxation's own result is ``relaxation_result_``).
+    result_ : Result or None
+        The greedy's result (for the relaxations, the polishing run); None for
+        ``n_clusters=1``.
+    relaxation_result_ : Result or None
+        For ``"lowrank"`` and ``"sdp"``: the relaxation's result.
+    n_iter_ : int
+        Sweeps of the greedy (``result_.iterations``; 0 for ``n_clusters=1``).
 
     Notes
     -----
@@ -91,105 +129,120 @@ class CLUHSICAL(ClusterMixin, BaseEstimator):
 
     References
     ----------
-    W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the loss function into
-    discriminative clustering of structured outputs", IEEE TNN 21(10), 2010.
+    W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the Loss Function into
+    Discriminative Clustering of Structured Outputs", IEEE Transactions on Neural Networks, 2010.
     """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "structure": [nx.Graph, None],
+        "loss": [Options(*LOSS_KINDS), ArrayLike()],
+        "normalization": [Options("l1", "l2", None)],
+        "C": [Interval(Real, 0, None, closed="neither"), None],
+        "joint_kernel_scale": [Interval(Real, 0, None, closed="neither")],
+        **KERNEL_PARAMETERS,
+        "method": [Options(*METHODS)],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "solver_options": ["dict", None],
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(
         self,
-        structure=None,
+        n_clusters=8,
         *,
+        structure=None,
         loss="structure",
         normalization="l1",
         C=None,
-        gamma=1.0,
-        kernel="rbf",
-        kernel_params=None,
+        joint_kernel_scale=1.0,
+        affinity="rbf",
+        gamma=None,
+        degree=2,
+        n_neighbors=10,
         method="greedy",
         n_init=10,
         solver_options=None,
         random_state=None,
     ):
+        self.n_clusters = n_clusters
         self.structure = structure
         self.loss = loss
         self.normalization = normalization
         self.C = C
+        self.joint_kernel_scale = joint_kernel_scale
+        self.affinity = affinity
         self.gamma = gamma
-        self.kernel = kernel
-        self.kernel_params = kernel_params
+        self.degree = degree
+        self.n_neighbors = n_neighbors
         self.method = method
         self.n_init = n_init
         self.solver_options = solver_options
         self.random_state = random_state
 
-    def _check_params(self, n_samples: int):
-        if self.structure is None:
-            raise ValueError("structure is required (e.g. cvxclust.structures.ring(10), or flat(c) for A = I)")
-        G = as_structure(self.structure)  # a copy: fit leaves the user's graph untouched
-        c = structure_size(G)
-        if not 2 <= c <= n_samples:
-            raise ValueError(f"structure has {c} clusters; it needs between 2 and n_samples={n_samples}")
-        check_choice(self.method, "method", METHODS)
-        check_choice(self.kernel, "kernel", KERNELS)
-        check_normalization(self.normalization)
-        check_int_range(self.n_init, "n_init", 1)
-        if self.C is not None:
-            check_positive(self.C, "C")
-        if isinstance(self.gamma, bool) or not isinstance(self.gamma, numbers.Real):
-            raise ValueError(f"gamma must be a positive number, got {self.gamma!r}")
-        check_positive(self.gamma, "gamma")
-        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
-            raise ValueError(f"kernel_params must be a dict or None, got {self.kernel_params!r}")
-        if self.solver_options is not None and not isinstance(self.solver_options, dict):
-            raise ValueError(f"solver_options must be a dict or None, got {self.solver_options!r}")
-        if self.loss is None or isinstance(self.loss, str):  # name the estimator's argument, not loss_matrix's
-            check_choice(self.loss, "loss", LOSS_KINDS)
+    def _kernels(self):
+        """A and the loss of the structure (one cluster: 1 x 1)."""
+        G = resolve_structure(self.n_clusters, self.structure)
+        if G is None:
+            loss = np.zeros((1, 1)) if isinstance(self.loss, str) else check_loss_matrix(self.loss, 1)
+            return np.ones((1, 1)), loss
         return output_kernel(G), loss_matrix(G, self.loss)
 
     def fit(self, X, y=None):
-        """Cluster X (or the precomputed kernel X); ``y``: known labels, -1 for unknown."""
+        """Cluster X (or the precomputed kernel X); ``y``: known labels, -1 for unknown.
+
+        Raises
+        ------
+        ValueError or TypeError
+            Naming the parameter, ``X`` or ``y``.
+        """
+        validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
+        options = dict(self.solver_options or {})
+        if self.method == "greedy":
+            options = validate_parameters(_GREEDY_OPTIONS, options, "greedy")
         X = validate_data(self, X, ensure_min_samples=2)
         m = X.shape[0]
-        A, loss = self._check_params(m)
+        check_n_clusters(self.n_clusters, m)
+        A, loss = self._kernels()
         c = A.shape[0]
-        known = None
-        if y is not None and np.any(np.asarray(y) == -1):  # a y without -1 is ignored (sklearn)
-            known = check_labels(y, m, c, name="y", allow_unknown=True)
-            if np.all(known < 0):
-                known = None
-        K = center(affinity(X, self.kernel, **(self.kernel_params or {})))
-        rng = check_random_state(self.random_state)
-        objective = {"normalization": self.normalization, "C": self.C, "gamma": self.gamma}
-        init, n_init = None, self.n_init
-        if self.method != "greedy":
-            self.relaxation_result_, init = self._relax(K, A, loss, known, rng)
-            n_init = 1
-        self.result_ = greedy(K, A, loss, init=init, known=known, n_init=n_init, random_state=rng, **objective)
-        self.labels_ = np.asarray(self.result_.labels, dtype=int)
+        known = known_labels(y, m, c)
+        C = check_C(self.C, m)
+        with blas_threads(m):
+            K = input_kernel(X, self.affinity, self.gamma, self.degree, self.n_neighbors)
+            if c == 1:
+                self.result_, labels = None, np.zeros(m, dtype=int)
+                if self.method != "greedy":
+                    self.relaxation_result_ = None
+            else:
+                rng = check_random_state(self.random_state)
+                init, n_init = None, self.n_init
+                if self.method != "greedy":
+                    self.relaxation_result_, init = self._relax(K, A, loss, known, rng, options)
+                    n_init, options = 1, {}
+                self.result_ = search(K, A, loss, self.normalization, C, float(self.joint_kernel_scale), init=init,
+                                      known=np.full(m, -1) if known is None else known, n_init=n_init, rng=rng,
+                                      **options)
+                labels = self.result_.extras["labels"]
+            self.labels_ = np.asarray(labels, dtype=int)
+            self.objective_ = evaluate(K, A, self.labels_, loss, self.normalization, C, float(self.joint_kernel_scale))
         self.output_kernel_, self.loss_ = A, loss
-        self.objective_ = labels_objective(K, A, self.labels_, loss, **objective)
+        self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         return self
 
-    def _relax(self, K, A, loss, known, rng):
+    def _relax(self, K, A, loss, known, rng, options):
         """Solve cluhsic's relaxation with the balanced-partition kernel B and round it."""
         m = K.shape[0]
         B = relaxation_output_kernel(A, loss, self.normalization, n_samples=m)
         # B's entries scale like (c/m)^2 under the l1 norms: give it A's spectral norm, so that
-        # the rank-one bias gamma of (5.30) weighs as it does in CLUHSIC
+        # the rank-one bias of (5.30) weighs as it does in CLUHSIC
         B = B * (np.linalg.norm(A, 2) / max(np.linalg.norm(B, 2), 1e-300))
-        options = dict(self.solver_options or {})
         if self.method == "sdp":
             result = CLUHSICSDP(K, B, known=known).solve("auto", **options)
             w, V = np.linalg.eigh(result.X)
-            top = np.argsort(w)[::-1][:10]
+            top = np.argsort(w)[::-1][:_SDP_RANK]
             Y = V[:, top] * np.sqrt(np.maximum(w[top], 0.0))
         else:
             result = lowrank(K, B, known=known, random_state=rng, **options)
-            Y = result.Y
+            Y = _factor(result)
         labels, _ = round_best(Y, K, B, known=known, random_state=rng)
         return result, labels
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags

@@ -16,41 +16,49 @@ rescales every column; the objective is still a function of c x c statistics onl
 
 with :math:`\tilde S = \tilde\Pi^\top K\tilde\Pi = L^\top S L`, :math:`S = \Pi^\top K\Pi`,
 :math:`w_k` the inverse column norm (l1 or l2) and :math:`\nu_k` the column l1 norm of
-:math:`\tilde\Pi`, all from the sizes n (:func:`~cvxclust.cluhsical._partition.column_norms`).
+:math:`\tilde\Pi`, all from the sizes n (:func:`~cvxclust.cluhsical.column_norms`).
+
+Each run from one start is a :class:`cvxclust.solvers.IterativeSolver` (one iteration = one
+sweep): a local search has no certificate of optimality, so a sweep with no move ends it with
+status ``"converged"``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from numbers import Integral, Real
+from types import SimpleNamespace
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
+from .._checks import check_labels
+from .._kernel_estimators import RANDOM_STATE
 from .._local_search import best_of_starts, labeling_statistics, move_point
-from .._stopping import IterationMonitor
-from ..cluhsic import HeuristicResult
 from ..cluhsic import greedy as cluhsic_greedy
-from ..structures import check_loss_matrix, check_output_kernel
+from ..parameters import Interval, Options, validate_parameters
+from ..result import Result
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._partition import (
-    _C_default,
-    _inverse,
-    check_normalization,
+    augmentation,
+    augmented_partition,
+    check_C,
+    check_problem,
     equivalent_output_kernel,
-    loss_transform,
-    partition_matrix,
+    inverse_norms,
 )
 
 __all__ = ["greedy"]
 
 
-class _Objective:
+class NormalizedObjective:
     """The normalized CLUHSICAL objective as a function of ``S~ = L^T S L`` and the sizes, for
     one size vector or a batch of them (one row per candidate cluster)."""
 
     def __init__(self, A, loss, normalization, m, C, gamma):
         self.A, self.loss, self.normalization = A, loss, normalization
-        self.L = loss_transform(loss)
+        self.L = augmentation(loss)
         # column norms are linear in the sizes (column_norms): nu = n |L|, ||.||_2^2 = n (L o L)
         self.abs_L, self.square_L = np.abs(self.L), self.L * self.L
         if normalization == "l2":
@@ -62,8 +70,8 @@ class _Objective:
         """Inverse column norms w and (l2) the l1 norms of the normalized columns, w * nu."""
         nu = sizes @ self.abs_L
         if self.normalization == "l1":
-            return _inverse(nu), None
-        w = _inverse(np.sqrt(sizes @ self.square_L))
+            return inverse_norms(nu), None
+        w = inverse_norms(np.sqrt(sizes @ self.square_L))
         return w, w * nu
 
     def value(self, S, sizes) -> float:
@@ -106,38 +114,91 @@ class _Objective:
         return f - self.penalty * l1.sum(axis=1) if self.penalty else f
 
 
+def _cluhsic_run(result) -> tuple[np.ndarray, str]:
+    """The labels and the status of :func:`cvxclust.cluhsic.greedy`'s result (a local optimum
+    is ``"converged"``: a local search certifies no optimality)."""
+    return result.labels, "converged" if result.status == "optimal" else result.status
 
-def _local_search(K, model, labels, free, rng, max_iter, tol, time_limit, scale):
-    c = model.A.shape[0]
-    diag_K = np.diag(K).copy()
-    KPi, S, sizes = labeling_statistics(K, labels, c)
-    f = model.value(S, sizes)
-    history = [{"iteration": 0, "time": 0.0, "objective": f, "moves": 0}]
-    monitor = IterationMonitor("cluhsical-greedy", tol=tol, max_iter=max_iter, time_limit=time_limit)
-    for _ in monitor:
+
+class LocalSearch(IterativeSolver):
+    """One run of the greedy of :func:`greedy` from one start, for the l1 or l2 normalization;
+    one iteration is one sweep over the free points in random order."""
+
+    method = "cluhsical-greedy"
+    sense = "maximize"
+    parameters = IterativeSolver.parameters | {
+        # the smallest relative gain that counts as a move: above rounding noise, or ties could cycle
+        "tol": Param(1e-12, POSITIVE),
+        "max_iter": Param(100, [Interval(Integral, 1, None, closed="left")]),
+        "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
+    }
+
+    def __init__(self, K, model, loss, labels, free, rng, scale, **params):
+        super().__init__(None, **params)
+        self.K, self.model, self.loss, self.start, self.free, self.rng, self.scale = (
+            K, model, loss, labels, free, rng, scale)
+
+    def size(self) -> int:
+        return self.K.shape[0]
+
+    def init_state(self):
+        labels = self.start
+        KPi, S, sizes = labeling_statistics(self.K, labels, self.model.A.shape[0])
+        self.start_objective = self.model.value(S, sizes)
+        return SimpleNamespace(labels=labels, KPi=KPi, S=S, sizes=sizes, diag=np.diag(self.K).copy(),
+                               objective=self.start_objective)
+
+    def step(self, state, iteration):
+        K, model = self.K, self.model
         moves = 0
-        for i in rng.permutation(free):
-            a = labels[i]
-            values = model.candidates(S, sizes, KPi[i], diag_K[i], a)
+        for i in self.rng.permutation(self.free):
+            a = state.labels[i]
+            values = model.candidates(state.S, state.sizes, state.KPi[i], state.diag[i], a)
             b = int(np.argmax(values))
-            # a move must gain more than rounding noise, or ties could cycle forever
-            if values[b] - values[a] <= tol * max(abs(values[a]), scale):
+            if values[b] - values[a] <= self.tol * max(abs(values[a]), self.scale):
                 continue
-            move_point(K, KPi, S, sizes, labels, i, b)
+            move_point(K, state.KPi, state.S, state.sizes, state.labels, i, b)
             moves += 1
         # recompute once per sweep (O(m^2 c), the cost of the sweep) so no rounding drift builds up
-        KPi, S, sizes = labeling_statistics(K, labels, c)
-        f = model.value(S, sizes)
-        monitor.record(objective=f, moves=moves)
+        state.KPi, state.S, state.sizes = labeling_statistics(K, state.labels, model.A.shape[0])
+        state.objective = model.value(state.S, state.sizes)
         if moves == 0:
-            monitor.converged()
-    history += monitor.history
-    return labels, f, monitor.status, monitor.iterations, history
+            self.converge()
+        return {"moves": moves}
+
+    def is_check(self, state, iteration):
+        return True  # a check costs O(m c): the objective is already known
+
+    def certify(self, state, bound, final=False):
+        X = augmented_partition(state.labels, self.loss, self.model.normalization)
+        return Certificate(X, None, objective=state.objective, residuals={})
+
+    def extras(self, state):
+        return {"labels": state.labels}
+
+    def run(self) -> Result:
+        """The run, its history opening with the start (row 0)."""
+        result = super().run()
+        start = {"iteration": 0, "time": 0.0, "objective": self.start_objective, "moves": 0}
+        return dataclasses.replace(result, history=(start, *result.history))
+
+
+#: the parameters of :func:`greedy` besides the arrays (:mod:`cvxclust.parameters`)
+PARAMETERS = {
+    "normalization": [Options(None, "l1", "l2")],
+    "C": [Interval(Real, 0, None, closed="neither"), None],
+    "gamma": [Interval(Real, 0, None, closed="neither")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "tol": LocalSearch.parameters["tol"].constraints,
+    "max_iter": LocalSearch.parameters["max_iter"].constraints,
+    "time_limit": LocalSearch.parameters["time_limit"].constraints,
+    "random_state": RANDOM_STATE,
+}
 
 
 def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=None, known=None,
            max_iter: int = 100, n_init: int = 1, tol: float = 1e-12, time_limit: float = np.inf,
-           random_state=None) -> HeuristicResult:
+           random_state=None) -> Result:
     r"""Greedy local optimization of CLUHSICAL (13), (11) or its unnormalized form.
 
     .. math:: \max_{\Pi}\ \operatorname{tr}(K\Pi_1 A\Pi_1^\top)\ \text{(13, "l1")},\quad
@@ -146,13 +207,13 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
               \max_{\Pi}\ \operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top)\ \text{(None)},
 
     over hard assignments Pi, with :math:`\tilde\Pi = \Pi L` (12) and its l1/l2 column
-    normalizations :math:`\Pi_1, \Pi_2` (:func:`~cvxclust.cluhsical._partition.partition_matrix`).
+    normalizations :math:`\Pi_1, \Pi_2` (:func:`~cvxclust.cluhsical.partition_matrix`).
     As the paper (Sections II, IV-A-2): sweep the free points in random order, move each to the
     cluster with the largest objective, stop after a sweep with no move (then no single move
     gains more than ``tol`` relative: a local optimum).
 
     * ``normalization=None`` is CLUHSIC (2) with output kernel :math:`LAL^\top`
-      (:func:`~cvxclust.cluhsical._partition.equivalent_output_kernel`) and runs
+      (:func:`~cvxclust.cluhsical.equivalent_output_kernel`) and runs
       :func:`cvxclust.cluhsic.greedy` on it (``normalized=False``); C and gamma are unused.
       (The unnormalized (11) would add :math:`-\frac{C}{m}\|\tilde\Pi\|_1 =
       -\frac{2C}{m}\sum_i(\Delta\mathbf 1)_{y_i}`, a constant for the zero-one, ring and
@@ -166,7 +227,7 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
     Parameters
     ----------
     K : array-like of shape (m, m)
-        Symmetric input kernel, centred by the caller.
+        Symmetric finite input kernel, centred by the caller.
     A : array-like of shape (c, c)
         Symmetric output kernel, ``2 <= c <= m``.
     loss : array-like of shape (c, c)
@@ -175,7 +236,8 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
     C : float > 0, optional
         (11) with "l2"; default ``0.1 m`` (Section IV-A-2).
     gamma : float > 0
-        (11) with "l2"; default 1 (Section IV-A-2).
+        The scale of the joint kernel in (11) with "l2" (Proposition 2); default 1 (Section
+        IV-A-2).
     init : array-like of int, optional
         Starting labels (known points are overwritten with their labels); default uniformly
         random labels.  With ``init``, ``n_init`` must be 1.
@@ -193,53 +255,62 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
     time_limit : float
         Seconds per run.
     random_state : int, RandomState or None
-        Draws the starts and the sweep orders (``sklearn.utils.check_random_state``).
+        Draws the starts and the sweep orders.
 
     Returns
     -------
-    HeuristicResult
-        ``method="cluhsical-greedy"``; ``objective`` the CLUHSICAL objective of ``labels``
-        (:func:`~cvxclust.cluhsical._partition.labels_objective`); ``P`` the (normalized)
-        :math:`\tilde\Pi`; ``iterations`` the sweeps; ``history`` the objective and the number
-        of moves after each sweep (row 0: the start).
+    Result
+        ``method="cluhsical-greedy"``; ``status`` ``"converged"`` (a local optimum),
+        ``"max_iter"`` or ``"time_limit"``; ``objective`` the CLUHSICAL objective of the labels
+        (:func:`~cvxclust.cluhsical.labels_objective`); ``X`` the (normalized) :math:`\tilde\Pi`
+        of the labels; ``iterations`` the sweeps of the best run; ``history`` the objective and
+        the number of moves after each sweep (row 0: the start); no ``dual_bound``.
+        ``extras["labels"]``: the cluster of each point, ``0 .. c - 1``.
+
+    Raises
+    ------
+    ValueError or TypeError
+        Naming ``K``, ``A``, ``loss``, ``init``, ``known`` or the parameter at fault.
     """
-    start = time.perf_counter()
-    K = check_square_matrix(K, "K", min_size=2)
-    A = check_output_kernel(A, psd=False)
+    params = validate_parameters(PARAMETERS, {
+        "normalization": normalization, "C": C, "gamma": gamma, "n_init": n_init, "tol": tol,
+        "max_iter": max_iter, "time_limit": time_limit, "random_state": random_state}, "greedy")
+    K, A, loss, _ = check_problem(K, A, loss, at_most_m=True)
     m, c = K.shape[0], A.shape[0]
-    if not 2 <= c <= m:
-        raise ValueError(f"A must be c x c with 2 <= c <= m = {m} clusters, got shape {A.shape}")
-    loss = check_loss_matrix(loss, c)
-    check_normalization(normalization)
-    C = _C_default(C, m)
-    check_positive(gamma, "gamma")
-    n_init = check_int_range(n_init, "n_init", 1)
-    check_int_range(max_iter, "max_iter", 1)
-    check_positive(tol, "tol")
-    check_positive(time_limit, "time_limit", allow_inf=True)
-    if normalization is None:
-        base = cluhsic_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, known=known,
-                              max_iter=max_iter, n_init=n_init, tol=tol, time_limit=time_limit,
-                              random_state=random_state)
-        return HeuristicResult(labels=base.labels, objective=base.objective, method="cluhsical-greedy",
-                               status=base.status, iterations=base.iterations, time=time.perf_counter() - start,
-                               P=partition_matrix(base.labels, loss), history=base.history)
     known = np.full(m, -1) if known is None else check_labels(known, m, c, name="known", allow_unknown=True)
     if init is not None:
         init = check_labels(init, m, c, name="init")
         if n_init != 1:
             raise ValueError(f"n_init must be 1 when init is given, got {n_init}")
-    model = _Objective(A, loss, normalization, m, C, gamma)
+    return search(K, A, loss, normalization, check_C(C, m), float(gamma), init=init, known=known, n_init=n_init,
+                  rng=check_random_state(random_state), tol=params["tol"], max_iter=params["max_iter"],
+                  time_limit=params["time_limit"])
+
+
+def search(K, A, loss, normalization, C: float, gamma: float, *, init, known, n_init: int, rng,
+           **options) -> Result:
+    """:func:`greedy` for checked inputs: ``known`` an array (-1 for free points), ``C`` given,
+    ``rng`` a RandomState; ``options`` are ``tol``, ``max_iter`` and ``time_limit``."""
+    start = time.perf_counter()
+    m, c = K.shape[0], A.shape[0]
+    if normalization is None:
+        base = cluhsic_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, known=known,
+                              n_init=n_init, random_state=rng, **options)
+        labels, status = _cluhsic_run(base)
+        return Result(X=augmented_partition(labels, loss, None), objective=base.objective, status=status,
+                      method=LocalSearch.method, iterations=base.iterations, time=time.perf_counter() - start,
+                      history=base.history, extras={"labels": labels})
+    model = NormalizedObjective(A, loss, normalization, m, C, gamma)
     scale = float(np.abs(K).max() * np.abs(A).max())
     if normalization == "l2":
         # unit l2 columns: |trace term| <= C~ ||K||_2 sum|A| <= C~ m max|K| c^2 max|A|
         scale = model.weight * m * scale + model.penalty
     scale = max(scale, 1e-300)
-    rng = check_random_state(random_state)
     free = np.flatnonzero(known < 0)
-    labels, f, status, sweeps, history = best_of_starts(
-        lambda start: _local_search(K, model, start, free, rng, max_iter, tol, time_limit, scale),
-        m, c, known=known, init=init, n_init=n_init, rng=rng)
-    return HeuristicResult(labels=labels, objective=f, method="cluhsical-greedy", status=status, iterations=sweeps,
-                           time=time.perf_counter() - start, P=partition_matrix(labels, loss, normalization),
-                           history=history)
+
+    def run(labels):
+        result = LocalSearch(K, model, loss, labels, free, rng, scale, **options).run()
+        return result, result.objective
+
+    best, _ = best_of_starts(run, m, c, known=known, init=init, n_init=n_init, rng=rng)
+    return dataclasses.replace(best, time=time.perf_counter() - start)

@@ -1,8 +1,8 @@
 r"""Loss-augmented partition matrices and the CLUHSICAL objectives (11)-(13).
 
-Source: Zhong, Pan, Kwok & Tsang, "Incorporating the loss function into discriminative clustering
-of structured outputs", ``../shared/papers/cluhsical_structured_loss.txt``; equation numbers are
-that paper's.
+Source: W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the Loss Function into
+Discriminative Clustering of Structured Outputs", IEEE Transactions on Neural Networks, 2010;
+equation numbers are that paper's.
 
 CLUHSICAL replaces the 0/1 partition matrix Pi of CLUHSIC (2) by the loss-augmented
 :math:`\tilde\Pi` of (12): the row of a point of cluster :math:`\ell` is
@@ -39,8 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
-from ..cluhsic import objective as _cluhsic_objective
-from ..cluhsic import partition_matrix as _assignment_matrix
+from ..cluhsic import objective as trace_objective
 from ..structures import check_loss_matrix, check_output_kernel
 
 __all__ = [
@@ -94,11 +93,17 @@ def loss_transform(loss) -> np.ndarray:
     ValueError
         Naming ``loss``.
     """
-    loss = check_loss_matrix(loss)
+    return augmentation(check_loss_matrix(loss))
+
+
+def augmentation(loss: np.ndarray) -> np.ndarray:
+    """:func:`loss_transform` of a checked loss."""
     return np.diag(loss.sum(axis=1)) - loss
 
 
-def _loss_and_clusters(loss, n_clusters):
+def check_loss(loss, n_clusters: int | None = None) -> np.ndarray:
+    """``loss`` checked (:func:`cvxclust.structures.check_loss_matrix`), with at least two
+    clusters and, if given, ``n_clusters`` of them."""
     loss = check_loss_matrix(loss)
     c = loss.shape[0]
     if c < 2:
@@ -107,7 +112,23 @@ def _loss_and_clusters(loss, n_clusters):
         n_clusters = check_int_range(n_clusters, "n_clusters", 2)
         if n_clusters != c:
             raise ValueError(f"n_clusters must equal the size of loss ({c}), got {n_clusters}")
-    return loss, c
+    return loss
+
+
+def check_problem(K, A, loss, labels=None, *, at_most_m: bool = False):
+    """The checked ``(K, A, loss, labels)`` of a CLUHSICAL objective: K symmetric and finite,
+    A a symmetric c x c output kernel with ``c >= 2`` (and ``c <= m`` if ``at_most_m``), loss
+    c x c, labels of the m points in ``0 .. c - 1`` (None stays None)."""
+    K = check_square_matrix(K, "K")
+    A = check_output_kernel(A, psd=False)
+    m, c = K.shape[0], A.shape[0]
+    if c < 2 or (at_most_m and c > m):
+        bound = f"2 <= c <= m = {m}" if at_most_m else "c >= 2"
+        raise ValueError(f"A must be c x c with {bound} clusters, got shape {A.shape}")
+    loss = check_loss_matrix(loss, c)
+    if labels is not None:
+        labels = check_labels(labels, m, c)
+    return K, A, loss, labels
 
 
 def column_norms(sizes, loss, normalization) -> np.ndarray:
@@ -132,15 +153,23 @@ def column_norms(sizes, loss, normalization) -> np.ndarray:
     """
     check_normalization(normalization, ("l1", "l2"))
     L = loss_transform(loss)
-    sizes = np.asarray(sizes, dtype=float)
+    try:
+        sizes = np.asarray(sizes, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("sizes must be an array of cluster sizes") from None
     if sizes.shape[-1:] != (L.shape[0],) or not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
         raise ValueError(f"sizes must hold {L.shape[0]} finite nonnegative cluster sizes, got shape {sizes.shape}")
+    return norms_of_columns(sizes, L, normalization)
+
+
+def norms_of_columns(sizes: np.ndarray, L: np.ndarray, normalization: str) -> np.ndarray:
+    """:func:`column_norms` for checked sizes and ``L`` = :func:`loss_transform` of the loss."""
     if normalization == "l1":
         return sizes @ np.abs(L)
     return np.sqrt(sizes @ (L * L))
 
 
-def _inverse(norms: np.ndarray) -> np.ndarray:
+def inverse_norms(norms: np.ndarray) -> np.ndarray:
     """``1 / norms`` with 0 for a zero norm: a zero column stays zero after normalization."""
     out = np.zeros_like(norms, dtype=float)
     np.divide(1.0, norms, out=out, where=norms > 0)
@@ -185,27 +214,20 @@ def partition_matrix(labels, loss, normalization=None, *, n_clusters=None) -> np
         Naming ``labels`` (not integers in ``0..c-1``), ``loss``, ``normalization`` or
         ``n_clusters``.
     """
-    loss, c = _loss_and_clusters(loss, n_clusters)
+    loss = check_loss(loss, n_clusters)
     check_normalization(normalization)
-    labels = check_labels(labels, n_clusters=c)
-    Pi_tilde = _assignment_matrix(labels, c) @ loss_transform(loss)
+    labels = check_labels(labels, n_clusters=loss.shape[0])
+    return augmented_partition(labels, loss, normalization)
+
+
+def augmented_partition(labels: np.ndarray, loss: np.ndarray, normalization) -> np.ndarray:
+    """:func:`partition_matrix` for checked labels and loss."""
+    L = augmentation(loss)
+    Pi_tilde = L[labels]  # row i of Pi L is row labels[i] of L
     if normalization is None:
         return Pi_tilde
-    sizes = np.bincount(labels, minlength=c)
-    return Pi_tilde * _inverse(column_norms(sizes, loss, normalization))[None, :]
-
-
-def _check_objective_inputs(K, A, P):
-    K = check_square_matrix(K, "K")
-    A = check_output_kernel(A, psd=False)
-    try:
-        P = np.asarray(P, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("Pi must be a numeric matrix") from None
-    if P.shape != (K.shape[0], A.shape[0]) or not np.all(np.isfinite(P)):
-        raise ValueError(f"Pi must be a finite {K.shape[0]} x {A.shape[0]} matrix (points x clusters), "
-                         f"got shape {P.shape}")
-    return K, A, P
+    sizes = np.bincount(labels, minlength=L.shape[0])
+    return Pi_tilde * inverse_norms(norms_of_columns(sizes, L, normalization))[None, :]
 
 
 def objective(K, A, Pi) -> float:
@@ -225,15 +247,40 @@ def objective(K, A, Pi) -> float:
     -------
     float
     """
-    K, A, Pi = _check_objective_inputs(K, A, Pi)
-    return _cluhsic_objective(K, A, Pi)
+    K = check_square_matrix(K, "K")
+    A = check_output_kernel(A, psd=False)
+    try:
+        Pi = np.asarray(Pi, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("Pi must be a numeric matrix") from None
+    if Pi.shape != (K.shape[0], A.shape[0]) or not np.all(np.isfinite(Pi)):
+        raise ValueError(f"Pi must be a finite {K.shape[0]} x {A.shape[0]} matrix (points x clusters), "
+                         f"got shape {Pi.shape}")
+    return trace_objective(K, A, Pi)
 
 
-def _C_default(C, m: int) -> float:
+def check_C(C, m: int) -> float:
+    """``C`` checked, or its default ``0.1 m`` (Section IV-A-2) for None."""
     if C is None:
         return 0.1 * m
     check_positive(C, "C")
     return float(C)
+
+
+def evaluate(K, A, labels, loss, normalization, C: float, gamma: float) -> float:
+    """:func:`labels_objective` for checked inputs (``C`` already defaulted)."""
+    Pi = augmented_partition(labels, loss, normalization)
+    if normalization != "l2":
+        return trace_objective(K, A, Pi)
+    return penalized_objective(K, A, Pi, C, gamma)
+
+
+def penalized_objective(K, A, Pi, C: float, gamma: float) -> float:
+    r"""The form of (11), :math:`\tilde C\operatorname{tr}(K\Pi A\Pi^\top) - \frac{C}{m}\|\Pi\|_1`
+    with :math:`\tilde C = 4C^2\gamma/m^2`, for a checked m x c matrix ``Pi``."""
+    m = K.shape[0]
+    C_tilde = 4.0 * C**2 * gamma / m**2
+    return C_tilde * trace_objective(K, A, Pi) - (C / m) * float(np.abs(Pi).sum())
 
 
 def l2_objective(K, A, labels, loss, *, C=None, gamma: float = 1.0) -> float:
@@ -273,13 +320,7 @@ def l2_objective(K, A, labels, loss, *, C=None, gamma: float = 1.0) -> float:
     -------
     float
     """
-    K = check_square_matrix(K, "K")
-    m = K.shape[0]
-    C = _C_default(C, m)
-    check_positive(gamma, "gamma")
-    Pi = partition_matrix(check_labels(labels, m), loss, "l2")
-    C_tilde = 4.0 * C**2 * gamma / m**2
-    return C_tilde * objective(K, A, Pi) - (C / m) * float(np.abs(Pi).sum())
+    return labels_objective(K, A, labels, loss, "l2", C=C, gamma=gamma)
 
 
 def labels_objective(K, A, labels, loss, normalization=None, *, C=None, gamma: float = 1.0) -> float:
@@ -289,13 +330,35 @@ def labels_objective(K, A, labels, loss, normalization=None, *, C=None, gamma: f
       what :func:`equivalent_output_kernel` and the SDP route handle);
     * "l1": (13), :math:`\operatorname{tr}(K\Pi_1 A\Pi_1^\top)`;
     * "l2": (11), :func:`l2_objective` (C and gamma are used only here).
+
+    Parameters
+    ----------
+    K : array-like of shape (m, m)
+        Symmetric input kernel (centred by the caller).
+    A : array-like of shape (c, c)
+        Symmetric output kernel, ``c >= 2``.
+    labels : array-like of int, shape (m,)
+    loss : array-like of shape (c, c)
+    normalization : {None, "l1", "l2"}
+    C : float > 0, optional
+        Default ``0.1 m``.
+    gamma : float > 0
+        Default 1.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Naming ``K``, ``A``, ``labels``, ``loss``, ``normalization``, ``C`` or ``gamma``.
     """
     check_normalization(normalization)
-    if normalization == "l2":
-        return l2_objective(K, A, labels, loss, C=C, gamma=gamma)
-    K = check_square_matrix(K, "K")
-    labels = check_labels(labels, K.shape[0])
-    return objective(K, A, partition_matrix(labels, loss, normalization))
+    K, A, loss, labels = check_problem(K, A, loss, labels)
+    C = check_C(C, K.shape[0])
+    check_positive(gamma, "gamma")
+    return evaluate(K, A, labels, loss, normalization, C, float(gamma))
 
 
 def equivalent_output_kernel(A, loss) -> np.ndarray:
@@ -338,8 +401,7 @@ def equivalent_output_kernel(A, loss) -> np.ndarray:
     ndarray of shape (c, c), symmetric
     """
     A = check_output_kernel(A, psd=False)
-    loss = check_loss_matrix(loss, A.shape[0])
-    L = loss_transform(loss)
+    L = augmentation(check_loss_matrix(loss, A.shape[0]))
     B = L @ A @ L.T
     return (B + B.T) / 2
 
@@ -423,10 +485,10 @@ def relaxation_output_kernel(A, loss, normalization=None, sizes=None, *, n_sampl
             raise ValueError(f"sizes must hold {c} finite positive cluster sizes, got {sizes!r}")
         if n_samples is not None and not np.isclose(n.sum(), n_samples, rtol=1e-12, atol=0):
             raise ValueError(f"sizes must sum to n_samples={n_samples}, got {n.sum():g}")
-    L = loss_transform(loss)
+    L = augmentation(loss)
     G = L.copy()
     if normalization is not None:
-        G = G * _inverse(column_norms(n, loss, normalization))[None, :]
+        G = G * inverse_norms(norms_of_columns(n, L, normalization))[None, :]
     G = np.sqrt(n / n.mean())[:, None] * G
     B = G @ A @ G.T
     return (B + B.T) / 2

@@ -6,7 +6,7 @@ import cvxpy as cp
 import numpy as np
 
 from .._checks import check_data_matrix, check_labels, check_positive
-from ._theory import _check_loss, constraint_pairs
+from ._krr import check_positive_loss, pairs
 
 __all__ = ["krr_primal_problem"]
 
@@ -20,7 +20,7 @@ def krr_primal_problem(Phi, Lambda, labels, loss, C) -> cp.Problem:
         minimize    1/2 ||w||^2 + (C / m) sum_p zeta_p^2
         subject to  1 - <w, dphi_p> - zeta_p / sqrt(Delta_p) == 0     (constraint 0, one per pair p)
 
-    for the pairs ``p = (i, y != y_i)`` of :func:`constraint_pairs`, with the tensor-product
+    for the pairs ``p = (i, y != y_i)`` of :func:`~cvxclust.cluhsical.constraint_pairs`, with the tensor-product
     joint feature map (8) written out explicitly:
     ``dphi_p = kron(Phi[i], Lambda[y_i] - Lambda[y])`` (``w`` has ``d_x * d_y`` entries) and
     ``Delta_p = loss[y_i, y]``.  Its optimal value equals (7) for ``K = Phi Phi^T``,
@@ -37,7 +37,7 @@ def krr_primal_problem(Phi, Lambda, labels, loss, C) -> cp.Problem:
     labels : array-like of shape (m,), int
         The outputs ``y_i``.
     loss : array-like of shape (c, c)
-        The loss, positive off the diagonal (see :func:`joint_kernel_matrices`).
+        The loss, positive off the diagonal (see :func:`~cvxclust.cluhsical.joint_kernel_matrices`).
     C : float > 0
         Regularization parameter.
 
@@ -54,10 +54,10 @@ def krr_primal_problem(Phi, Lambda, labels, loss, C) -> cp.Problem:
     Phi = check_data_matrix(Phi, "Phi", min_samples=1)
     Lambda = check_data_matrix(Lambda, "Lambda", min_samples=2)
     m, c = Phi.shape[0], Lambda.shape[0]
-    loss = _check_loss(loss, c, positive_offdiag=True)
+    loss = check_positive_loss(loss, c, positive_offdiag=True)
     labels = check_labels(labels, m, c)
     check_positive(C, "C")
-    samples, outputs = constraint_pairs(labels, c)
+    samples, outputs = pairs(labels, c)
     diff = Lambda[labels[samples]] - Lambda[outputs]
     # rows kron(phi_i, lambda(y_i) - lambda(y)), the delta-phi of (3) under (8)
     D = (Phi[samples][:, :, None] * diff[:, None, :]).reshape(samples.shape[0], -1)

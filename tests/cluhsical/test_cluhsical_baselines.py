@@ -8,7 +8,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import pdist, squareform
 from sklearn.metrics import adjusted_rand_score
 
-from cvxclust.cluhsical._baselines import (
+from cvxclust.cluhsical import (
     LINKAGES,
     hierarchical_agglomerative,
     hierarchical_kernel_kmeans,

@@ -8,18 +8,18 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from cvxclust import structures
-from cvxclust.cluhsic import HeuristicResult
+from cvxclust import Result, structures
 from cvxclust.cluhsic import greedy as cluhsic_greedy
-from cvxclust.cluhsical._greedy import _Objective, greedy
-from cvxclust.cluhsical._partition import (
-    equivalent_output_kernel,
-    labels_objective,
-    partition_matrix,
-)
+from cvxclust.cluhsical import equivalent_output_kernel, greedy, labels_objective, partition_matrix
+from cvxclust.cluhsical._greedy import NormalizedObjective
 from cvxclust.kernels import center, rbf
 
 NORMALIZATIONS = ["l1", "l2", None]
+
+
+def cluhsic_labels(result):
+    """The labels of cvxclust.cluhsic.greedy's result."""
+    return result.labels
 ASYMMETRIC = np.array([[0.0, 1.0, 4.0, 2.5],
                        [0.5, 0.0, 3.0, 0.0],
                        [2.0, 1.5, 0.0, 1.0],
@@ -58,7 +58,7 @@ def test_candidate_scores_match_full_recomputation(normalization, loss_kind):
     K, A, loss = instance(10, 1, loss_kind)
     m, c = 10, 4
     C, gamma = 3.0, 0.7
-    model = _Objective(A, loss, normalization, m, C, gamma)
+    model = NormalizedObjective(A, loss, normalization, m, C, gamma)
     labels = np.array([0, 0, 1, 1, 1, 2, 2, 2, 3, 0])  # cluster 3 has a single point
     Pi = np.eye(c)[labels]
     S, KPi, sizes = Pi.T @ K @ Pi, K @ Pi, np.bincount(labels, minlength=c)
@@ -80,23 +80,24 @@ def test_objective_monotone_and_local_optimum(normalization, seed):
     it (brute force over every point and cluster)."""
     K, A, loss = instance(20, seed)
     result = greedy(K, A, loss, normalization=normalization, random_state=seed)
-    assert isinstance(result, HeuristicResult)
-    assert result.method == "cluhsical-greedy" and result.status == "optimal"
+    assert isinstance(result, Result)
+    assert result.method == "cluhsical-greedy" and result.status == "converged"
+    assert result.dual_bound is None
     values = np.array([row["objective"] for row in result.history])
     assert len(values) == result.iterations + 1
     assert np.all(np.diff(values) >= -1e-12 * np.abs(values).max())
     assert result.history[-1]["moves"] == 0 and values[-1] > values[0]
-    f, gains = single_moves(K, A, loss, result.labels, range(20), normalization)
+    f, gains = single_moves(K, A, loss, result.extras["labels"], range(20), normalization)
     assert result.objective == pytest.approx(f, rel=1e-12, abs=1e-14)
     assert gains.max() <= 1e-9 * max(abs(f), 1.0)
-    assert np.allclose(result.P, partition_matrix(result.labels, loss, normalization))
+    np.testing.assert_array_equal(result.X, partition_matrix(result.extras["labels"], loss, normalization))
 
 
 def test_l2_with_other_C_and_gamma_is_a_local_optimum():
     K, A, loss = instance(18, 3, "user")
     C, gamma = 5.0, 0.2
     result = greedy(K, A, loss, normalization="l2", C=C, gamma=gamma, random_state=0)
-    f, gains = single_moves(K, A, loss, result.labels, range(18), "l2", C=C, gamma=gamma)
+    f, gains = single_moves(K, A, loss, result.extras["labels"], range(18), "l2", C=C, gamma=gamma)
     assert result.objective == pytest.approx(f, rel=1e-12)
     assert gains.max() <= 1e-9 * max(abs(f), 1.0)
 
@@ -109,13 +110,13 @@ def test_known_labels_never_move(normalization):
     known = np.where(rng.random(20) < 0.4, (truth + 1) % 4, -1)  # deliberately "wrong" labels
     result = greedy(K, A, loss, normalization=normalization, known=known, n_init=3, random_state=1)
     fixed = known >= 0
-    assert np.array_equal(result.labels[fixed], known[fixed])
-    f, gains = single_moves(K, A, loss, result.labels, np.flatnonzero(~fixed), normalization)
+    assert np.array_equal(result.extras["labels"][fixed], known[fixed])
+    f, gains = single_moves(K, A, loss, result.extras["labels"], np.flatnonzero(~fixed), normalization)
     assert gains.max() <= 1e-9 * max(abs(f), 1.0)
     # init is overwritten on the known points
     init = np.zeros(20, dtype=int)
     result = greedy(K, A, loss, normalization=normalization, known=known, init=init, random_state=0)
-    assert np.array_equal(result.labels[fixed], known[fixed])
+    assert np.array_equal(result.extras["labels"][fixed], known[fixed])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -126,11 +127,11 @@ def test_unnormalized_is_cluhsic_greedy_on_L_A_L(seed):
     init = np.random.default_rng(seed).integers(0, 4, 20)
     ours = greedy(K, A, loss, normalization=None, init=init, random_state=seed)
     theirs = cluhsic_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, random_state=seed)
-    assert np.array_equal(ours.labels, theirs.labels)
+    assert np.array_equal(ours.extras["labels"], cluhsic_labels(theirs))
     assert ours.objective == pytest.approx(theirs.objective, rel=1e-12)
-    assert ours.objective == pytest.approx(labels_objective(K, A, ours.labels, loss), rel=1e-12)
+    assert ours.objective == pytest.approx(labels_objective(K, A, ours.extras["labels"], loss), rel=1e-12)
     assert ours.iterations == theirs.iterations
-    assert np.allclose(ours.P, partition_matrix(ours.labels, loss))
+    np.testing.assert_array_equal(ours.X, partition_matrix(ours.extras["labels"], loss))
 
 
 @pytest.mark.parametrize("normalization", NORMALIZATIONS)
@@ -138,7 +139,7 @@ def test_reproducible_and_restarts_keep_the_best(normalization):
     K, A, loss = instance(20, 5)
     a = greedy(K, A, loss, normalization=normalization, n_init=4, random_state=7)
     b = greedy(K, A, loss, normalization=normalization, n_init=4, random_state=7)
-    assert np.array_equal(a.labels, b.labels) and a.objective == b.objective
+    assert np.array_equal(a.extras["labels"], b.extras["labels"]) and a.objective == b.objective
     singles = [greedy(K, A, loss, normalization=normalization, random_state=s).objective for s in range(4)]
     assert a.objective >= min(singles) - 1e-12
 
@@ -152,7 +153,7 @@ def test_max_iter_gives_status_and_warning():
     assert result.history[-1]["moves"] > 0
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        assert greedy(K, A, loss, init=init, random_state=0).status == "optimal"
+        assert greedy(K, A, loss, init=init, random_state=0).status == "converged"
 
 
 def test_structured_loss_recovers_separated_blobs():
@@ -166,7 +167,7 @@ def test_structured_loss_recovers_separated_blobs():
     A, loss = structures.output_kernel(S), structures.loss_matrix(S)
     result = greedy(K, A, loss, normalization="l1", n_init=5, random_state=0)
     perms = structures.admissible_permutations(S)
-    assert max(np.mean(p[result.labels] == truth) for p in perms) == 1.0
+    assert max(np.mean(p[result.extras["labels"]] == truth) for p in perms) == 1.0
     assert result.objective >= labels_objective(K, A, truth, loss, "l1") - 1e-12
 
 

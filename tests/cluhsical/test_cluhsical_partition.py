@@ -11,7 +11,7 @@ import pytest
 from cvxclust import structures
 from cvxclust.cluhsic import objective as cluhsic_objective
 from cvxclust.cluhsic import partition_matrix as assignment
-from cvxclust.cluhsical._partition import (
+from cvxclust.cluhsical import (
     column_norms,
     equivalent_output_kernel,
     l2_objective,

@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 from cvxclust import structures
 from cvxclust.cluhsic import CLUHSICSDP, lift, lowrank
 from cvxclust.cluhsic import partition_matrix as assignment
-from cvxclust.cluhsical._partition import labels_objective, relaxation_output_kernel
+from cvxclust.cluhsical import labels_objective, relaxation_output_kernel
 from cvxclust.kernels import center, rbf
 
 REFERENCE = {"solver": "CLARABEL", "eps": 1e-8}

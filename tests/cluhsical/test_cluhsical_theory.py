@@ -1,4 +1,5 @@
-"""Numerical checks of the theory of CLUHSICAL (cvxclust.cluhsical._theory): Proposition 1,
+"""Numerical checks of the theory of CLUHSICAL (Proposition 1: cvxclust.cluhsical._krr; Proposition 2:
+cvxclust.cluhsical._first_order; Section III-C: cvxclust.cluhsical._lemmas): Proposition 1,
 Lemmas 3-5 / Proposition 2, the first-order approximation (20), Corollary 1, Lemmas 1-2."""
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from threadpoolctl import threadpool_limits
 
 from cvxclust import structures
 from cvxclust.cluhsic import objective as trace_objective
-from cvxclust.cluhsical._problem import krr_primal_problem
-from cvxclust.cluhsical._theory import (
+from cvxclust.cluhsical import (
     FirstOrderApproximation,
     approximation_error,
     constraint_pairs,
@@ -22,6 +22,7 @@ from cvxclust.cluhsical._theory import (
     first_order_value,
     joint_kernel_matrices,
     krr_dual_value,
+    krr_primal_problem,
     lemma_objective,
     lemma_partition_matrix,
     proposition2_objective,

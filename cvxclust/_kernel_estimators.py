@@ -1,0 +1,145 @@
+r"""What the kernel clustering estimators share: the input kernel chosen by ``affinity``,
+``gamma``, ``degree`` and ``n_neighbors`` (as scikit-learn's ``SpectralClustering``), the output
+structure and its number of clusters, and the known labels passed as ``y``.
+
+The kernel is centred, :math:`HKH` with :math:`H = I - \tfrac1m \mathbf 1\mathbf 1^\top`, as the
+HSIC objectives assume.  The rbf kernel is :math:`\exp(-\gamma\|a - b\|^2)`; ``gamma=None``
+takes the median heuristic :math:`\gamma = 1/\operatorname{median}_{i<j}\|a_i - a_j\|^2`, so
+that a typical pair of points has affinity :math:`e^{-1}`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.linalg as sla
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from ._checks import check_labels, check_square_matrix
+from .kernels import center, knn_affinity, linear, median_distance, polynomial, rbf
+from .parameters import Interval, Options
+from .structures import as_structure, flat, n_clusters as structure_size
+
+__all__ = ["AFFINITIES", "ArrayLike", "KERNEL_PARAMETERS", "KernelClusterMixin", "RANDOM_STATE", "check_n_clusters",
+           "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure"]
+
+#: the names ``affinity`` takes
+AFFINITIES = ("rbf", "polynomial", "linear", "nearest_neighbors", "precomputed")
+
+# eigenvalues of a centred kernel above -_PSD_RTOL * max|eigenvalue| count as >= 0 (rounding)
+_PSD_RTOL = 1e-10
+
+
+class ArrayLike:
+    """Parameter constraint: an array-like (an ndarray, a list, a tuple or anything with
+    ``__array__``); its shape and entries are checked where it is used."""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "__array__")
+
+    def __str__(self) -> str:
+        return "an array-like"
+
+
+#: the constraint on ``random_state`` where it seeds a ``numpy.random.RandomState``
+#: (``sklearn.utils.check_random_state``): a seed, a RandomState or None
+RANDOM_STATE = [Interval(Integral, 0, 2**32 - 1, closed="both"), np.random.RandomState, None]
+
+#: the parameter table of the kernel choice (:mod:`cvxclust.parameters`)
+KERNEL_PARAMETERS = {
+    "affinity": [Options(*AFFINITIES)],
+    "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+}
+
+
+def input_kernel(X: np.ndarray, affinity: str, gamma, degree: int, n_neighbors: int) -> np.ndarray:
+    r"""The centred input kernel :math:`HKH` of the validated data ``X`` (or of the precomputed
+    kernel ``X``), for the checked parameters of :data:`KERNEL_PARAMETERS`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``X`` (a precomputed kernel that is not square, symmetric and finite),
+        ``gamma`` (``None`` where the median distance is 0) or ``n_neighbors`` (not below the
+        number of samples).
+    """
+    if affinity == "rbf":
+        if gamma is None:
+            width = median_distance(X)
+            if width <= 0:
+                raise ValueError("gamma=None takes gamma = 1 / median_distance**2, but the median distance between "
+                                 "the rows of X is 0 (more than half of the pairs coincide): pass gamma")
+        else:
+            width = 1.0 / np.sqrt(gamma)  # exp(-||a - b||^2 / width^2) = exp(-gamma ||a - b||^2)
+        K = rbf(X, width)
+    elif affinity == "polynomial":
+        K = polynomial(X, degree)
+    elif affinity == "linear":
+        K = linear(X)
+    elif affinity == "nearest_neighbors":
+        K = knn_affinity(X, n_neighbors)
+    else:
+        K = check_square_matrix(X, "X", min_size=2)
+    return center(K)
+
+
+def check_psd_kernel(K: np.ndarray, affinity: str, method: str) -> None:
+    """Raise naming ``X`` or ``affinity`` unless the centred kernel ``K`` is positive
+    semidefinite (for a ``method`` that needs it)."""
+    w = sla.eigvalsh(K)
+    if w[0] < -_PSD_RTOL * max(np.abs(w).max(), 1e-300):
+        source = "the precomputed kernel X" if affinity == "precomputed" else f"affinity={affinity!r}"
+        raise ValueError(f"method={method!r} needs a positive semidefinite kernel; {source} gives a centred "
+                         f"kernel with smallest eigenvalue {w[0]:.3g}")
+
+
+def check_n_clusters(n_clusters: int, n_samples: int) -> None:
+    """Raise naming ``n_clusters`` if it exceeds the number of samples."""
+    if n_clusters > n_samples:
+        raise ValueError(f"n_clusters={n_clusters} must be at most the number of samples, {n_samples}")
+
+
+def resolve_structure(n_clusters: int, structure):
+    """The output structure: ``structure`` (a copy, checked) whose number of clusters must be
+    ``n_clusters``, or ``flat(n_clusters)`` when it is None (None for one cluster)."""
+    if structure is None:
+        return flat(n_clusters) if n_clusters >= 2 else None
+    G = as_structure(structure)  # a copy: fit leaves the user's graph untouched
+    c = structure_size(G)
+    if c != n_clusters:
+        raise ValueError(f"n_clusters={n_clusters} disagrees with the {c} clusters of structure: pass "
+                         f"n_clusters={c}")
+    return G
+
+
+def known_labels(y, n_samples: int, n_clusters: int):
+    """The known labels of ``y`` (-1 for unknown points), or None when ``y`` is None or has no
+    -1 entry (then it is ignored, as scikit-learn's clusterers ignore ``y``) or no known point.
+
+    Raises
+    ------
+    ValueError
+        Naming ``y``: not a 1-D integer array of ``n_samples`` entries in ``-1 .. n_clusters - 1``.
+    """
+    if y is None:
+        return None
+    try:
+        unknown = np.any(np.asarray(y) == -1)
+    except (TypeError, ValueError):
+        unknown = False
+    if not unknown:
+        return None
+    known = check_labels(y, n_samples, n_clusters, name="y", allow_unknown=True)
+    return None if np.all(known < 0) else known
+
+
+class KernelClusterMixin(ClusterMixin, BaseEstimator):
+    """Base of the kernel clustering estimators: the pairwise tag of ``affinity="precomputed"``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.affinity == "precomputed"
+        return tags
