@@ -108,16 +108,10 @@ def check_labels(labels, n_samples: int | None = None, n_clusters: int | None = 
     """Integer labels in ``0..n_clusters-1`` (and ``-1`` for unknown if ``allow_unknown``)."""
     labels = np.asarray(labels)
     if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
-        # whole floats (and objects holding numbers) are accepted; booleans and text are not
-        values = None
-        if labels.ndim == 1 and labels.size and labels.dtype.kind not in "bUSV":
-            try:
-                values = labels.astype(float)
-            except (TypeError, ValueError):
-                values = None
-        if values is None or not np.all(np.isfinite(values)) or np.any(values % 1 != 0):
+        if labels.ndim == 1 and labels.size and np.all(np.asarray(labels, dtype=float) % 1 == 0):
+            labels = labels.astype(int)
+        else:
             raise ValueError(f"{name} must be a 1-D array of integer cluster indices")
-        labels = values.astype(int)
     if n_samples is not None and labels.shape[0] != n_samples:
         raise ValueError(f"{name} must have {n_samples} entries, got {labels.shape[0]}")
     low = -1 if allow_unknown else 0

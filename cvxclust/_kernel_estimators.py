@@ -22,7 +22,7 @@ from .parameters import Interval, Options
 from .structures import as_structure, flat, n_clusters as structure_size
 
 __all__ = ["AFFINITIES", "ArrayLike", "KERNEL_PARAMETERS", "KernelClusterMixin", "RANDOM_STATE", "check_n_clusters",
-           "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure"]
+           "check_objective", "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure"]
 
 #: the names ``affinity`` takes
 AFFINITIES = ("rbf", "polynomial", "linear", "nearest_neighbors", "precomputed")
@@ -64,14 +64,14 @@ def input_kernel(X: np.ndarray, affinity: str, gamma, degree: int, n_neighbors: 
     ValueError
         Naming ``X`` (a precomputed kernel that is not square, symmetric and finite),
         ``gamma`` (``None`` where the median distance is 0) or ``n_neighbors`` (not below the
-        number of samples).
+        number of samples), or naming ``X`` where the kernel overflows.
     """
     if affinity == "rbf":
         if gamma is None:
             width = median_distance(X)
-            if width <= 0:
-                raise ValueError("gamma=None takes gamma = 1 / median_distance**2, but the median distance between "
-                                 "the rows of X is 0 (more than half of the pairs coincide): pass gamma")
+            if not 0 < width < np.inf:
+                raise ValueError(f"gamma=None takes gamma = 1 / median_distance**2, but the median distance between "
+                                 f"the rows of X is {width} (0: more than half of the pairs coincide): pass gamma")
         else:
             width = 1.0 / np.sqrt(gamma)  # exp(-||a - b||^2 / width^2) = exp(-gamma ||a - b||^2)
         K = rbf(X, width)
@@ -83,12 +83,28 @@ def input_kernel(X: np.ndarray, affinity: str, gamma, degree: int, n_neighbors: 
         K = knn_affinity(X, n_neighbors)
     else:
         K = check_square_matrix(X, "X", min_size=2)
-    return center(K)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Kc = center(K) if np.all(np.isfinite(K)) else K
+    if not np.all(np.isfinite(Kc)):
+        raise ValueError(f"the {affinity} kernel of X overflows float64: rescale X")
+    return Kc
 
 
-def check_psd_kernel(K: np.ndarray, affinity: str, method: str) -> None:
+def check_objective(value: float) -> float:
+    """``value`` if finite; an overflow raises naming ``X``."""
+    if not np.isfinite(value):
+        raise ValueError("the objective overflows float64 on this X: rescale X")
+    return value
+
+
+def check_psd_kernel(K: np.ndarray, affinity: str, method: str, options: dict) -> None:
     """Raise naming ``X`` or ``affinity`` unless the centred kernel ``K`` is positive
-    semidefinite (for a ``method`` that needs it)."""
+    semidefinite, where ``method`` needs it: the spectral relaxation and CCCP, and the low-rank
+    solver from its default start (the spectral relaxation).  The rbf, polynomial and linear
+    kernels are positive semidefinite by construction."""
+    spectral_start = method == "lowrank" and options.get("init", "spectral") == "spectral" and options.get("Y0") is None
+    if affinity not in ("precomputed", "nearest_neighbors") or not (method in ("spectral", "cccp") or spectral_start):
+        return
     w = sla.eigvalsh(K)
     if w[0] < -_PSD_RTOL * max(np.abs(w).max(), 1e-300):
         source = "the precomputed kernel X" if affinity == "precomputed" else f"affinity={affinity!r}"

@@ -15,6 +15,7 @@ from .._kernel_estimators import (
     ArrayLike,
     KernelClusterMixin,
     check_n_clusters,
+    check_objective,
     check_psd_kernel,
     input_kernel,
     known_labels,
@@ -213,7 +214,8 @@ class CLUHSIC(KernelClusterMixin):
             else:
                 self.result_, labels = self._solve(K, A, known)
             self.labels_ = np.asarray(labels, dtype=int)
-            self.objective_ = objective(K, A, partition_matrix(self.labels_, c, normalized=self.normalized))
+            P = partition_matrix(self.labels_, c, normalized=self.normalized)
+            self.objective_ = check_objective(objective(K, A, P))
         self.output_kernel_ = A
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         return self
@@ -222,6 +224,7 @@ class CLUHSIC(KernelClusterMixin):
         """The optimizer's result and the labels."""
         rng = check_random_state(self.random_state)
         options = dict(self.solver_options or {})
+        check_psd_kernel(K, self.affinity, self.method, options)
         if self.method == "sdp":
             result = CLUHSICSDP(K, A, known=known).solve("auto", **options)
             w, V = np.linalg.eigh(result.X)
@@ -231,8 +234,6 @@ class CLUHSIC(KernelClusterMixin):
         if self.method == "lowrank":
             result = lowrank(K, A, rank=self.rank, gamma=self.bias, known=known, random_state=rng, **options)
             return result, round_best(_factor(result), K, A, known=known, random_state=rng)[0]
-        if self.method in ("spectral", "cccp") and self.affinity in ("precomputed", "nearest_neighbors"):
-            check_psd_kernel(K, self.affinity, self.method)  # the other affinities are p.s.d. by construction
         if known is not None:
             options["known"] = known
         result = HEURISTICS[self.method](K, A, normalized=self.normalized, random_state=rng, **options)

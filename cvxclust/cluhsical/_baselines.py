@@ -38,8 +38,10 @@ from scipy.spatial.distance import squareform
 from sklearn.utils import check_random_state
 
 from .._checks import check_choice, check_int_range, check_square_matrix
+from .._kernel_estimators import RANDOM_STATE
 from ..kernels import kernel_kmeans
 from ..metrics import as_hierarchy
+from ..parameters import validate_parameter
 
 __all__ = ["LINKAGES", "kernel_distances", "hierarchical_kernel_kmeans", "hierarchical_agglomerative"]
 
@@ -78,7 +80,10 @@ def kernel_distances(K) -> np.ndarray:
 def _distances(K: np.ndarray) -> np.ndarray:
     """:func:`kernel_distances` of a checked kernel."""
     d = np.diag(K)
-    D2 = d[:, None] + d[None, :] - 2.0 * K
+    with np.errstate(over="ignore", invalid="ignore"):
+        D2 = d[:, None] + d[None, :] - 2.0 * K
+    if not np.all(np.isfinite(D2)):
+        raise ValueError("K gives squared distances K_ii + K_jj - 2 K_ij that overflow float64: rescale K")
     if D2.min() < -_NEG_RTOL * max(np.abs(K).max(), 1e-300):
         raise ValueError(
             f"K gives a negative squared distance K_ii + K_jj - 2 K_ij = {D2.min():.3g}: it is not "
@@ -182,7 +187,7 @@ def hierarchical_kernel_kmeans(K, structure, *, n_init: int = 10, random_state=N
     K = check_square_matrix(K, "K", min_size=2)
     H = as_hierarchy(structure)  # raises naming structure for a general graph
     n_init = check_int_range(n_init, "n_init", 1)
-    rng = check_random_state(random_state)
+    rng = check_random_state(validate_parameter("random_state", random_state, RANDOM_STATE))
 
     def split(idx: np.ndarray, b: int) -> list[np.ndarray]:
         sub = kernel_kmeans(K[np.ix_(idx, idx)], b, n_init=n_init, random_state=rng)

@@ -15,6 +15,8 @@ from .._kernel_estimators import (
     ArrayLike,
     KernelClusterMixin,
     check_n_clusters,
+    check_objective,
+    check_psd_kernel,
     input_kernel,
     known_labels,
     resolve_structure,
@@ -224,7 +226,8 @@ class CLUHSICAL(KernelClusterMixin):
                                       **options)
                 labels = self.result_.extras["labels"]
             self.labels_ = np.asarray(labels, dtype=int)
-            self.objective_ = evaluate(K, A, self.labels_, loss, self.normalization, C, float(self.joint_kernel_scale))
+            self.objective_ = check_objective(
+                evaluate(K, A, self.labels_, loss, self.normalization, C, float(self.joint_kernel_scale)))
         self.output_kernel_, self.loss_ = A, loss
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         return self
@@ -232,6 +235,7 @@ class CLUHSICAL(KernelClusterMixin):
     def _relax(self, K, A, loss, known, rng, options):
         """Solve cluhsic's relaxation with the balanced-partition kernel B and round it."""
         m = K.shape[0]
+        check_psd_kernel(K, self.affinity, self.method, options)
         B = relaxation_output_kernel(A, loss, self.normalization, n_samples=m)
         # B's entries scale like (c/m)^2 under the l1 norms: give it A's spectral norm, so that
         # the rank-one bias of (5.30) weighs as it does in CLUHSIC

@@ -49,6 +49,7 @@ from scipy.sparse.linalg import eigsh
 
 from .._checks import check_positive, check_square_matrix
 from ._krr import check_krr_problem, joint_kernel_matrices, solve_ones
+from ._overflow import finite_result
 from ._partition import augmented_partition, penalized_objective
 
 __all__ = [
@@ -157,7 +158,10 @@ def first_order_approximation(J, S, gamma: float = 1.0) -> FirstOrderApproximati
         raise ValueError(f"S must be the diagonal of S, a vector of length {J.shape[0]}, got shape {S.shape}")
     if not np.all(np.isfinite(S)) or np.any(S <= 0):
         raise ValueError("S must have finite positive entries (S = m / (2 C Delta) with Delta > 0)")
-    t1, t2 = _values(J, S, gamma, culprit="J must be positive semidefinite")
+    with np.errstate(over="ignore", invalid="ignore"):
+        t1, t2 = _values(J, S, gamma, culprit="J must be positive semidefinite")
+    if not (np.isfinite(t1) and np.isfinite(t2)):
+        raise ValueError("first_order_approximation overflows float64 for these J, S and gamma: rescale them")
     u = 1.0 / S  # S^{-1} 1
     J_norm = max(_lambda_max(J), 0.0)
     gamma_max = np.inf if J_norm == 0 else 1.0 / (float(np.max(u)) * J_norm)
@@ -174,6 +178,7 @@ def first_order_approximation(J, S, gamma: float = 1.0) -> FirstOrderApproximati
     )
 
 
+@finite_result("K, A, loss, C and gamma")
 def first_order_value(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     r"""The first-order approximation (20) of :math:`t_1 = 1^\top(\gamma J + S)^{-1}1`:
     :math:`t_2 = 1^\top S^{-1} 1 - \gamma\, 1^\top S^{-1} J S^{-1} 1`.
@@ -195,6 +200,7 @@ def first_order_value(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     return _first_order_term(J, S, float(gamma))
 
 
+@finite_result("K, A, loss, C and gamma")
 def approximation_error(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     r"""The relative error :math:`|t_1 - t_2| / t_1` of the first-order approximation (20)
     (Section IV-D, Table VI), with :math:`t_1 = 1^\top(\gamma J + S)^{-1} 1` (Cholesky) and
@@ -220,6 +226,7 @@ def approximation_error(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     return abs(t1 - t2) / t1
 
 
+@finite_result("K, A, loss, C and gamma")
 def proposition2_objective(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     r"""The objective of (11) at the labels: :math:`\tilde C \operatorname{tr}(K\tilde\Pi
     A\tilde\Pi^\top) - \frac{C}{m}\|\tilde\Pi\|_1`, :math:`\tilde C = 4 C^2\gamma / m^2`.

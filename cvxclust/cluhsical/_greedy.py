@@ -40,6 +40,7 @@ from ..cluhsic import greedy as cluhsic_greedy
 from ..parameters import Interval, Options, validate_parameters
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ._overflow import finite_result
 from ._partition import (
     augmentation,
     augmented_partition,
@@ -196,6 +197,7 @@ PARAMETERS = {
 }
 
 
+@finite_result("K and A")
 def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=None, known=None,
            max_iter: int = 100, n_init: int = 1, tol: float = 1e-12, time_limit: float = np.inf,
            random_state=None) -> Result:
@@ -275,7 +277,7 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
     params = validate_parameters(PARAMETERS, {
         "normalization": normalization, "C": C, "gamma": gamma, "n_init": n_init, "tol": tol,
         "max_iter": max_iter, "time_limit": time_limit, "random_state": random_state}, "greedy")
-    K, A, loss, _ = check_problem(K, A, loss, at_most_m=True)
+    K, A, loss = check_problem(K, A, loss, at_most_m=True)
     m, c = K.shape[0], A.shape[0]
     known = np.full(m, -1) if known is None else check_labels(known, m, c, name="known", allow_unknown=True)
     if init is not None:

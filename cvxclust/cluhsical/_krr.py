@@ -34,18 +34,22 @@ import scipy.linalg as sla
 
 from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
 from ..structures import check_loss_matrix, check_output_kernel
+from ._overflow import finite_result
 
 __all__ = ["constraint_pairs", "joint_kernel_matrices", "krr_dual_value"]
 
 # eigenvalues of a kernel above -_PSD_RTOL * max|eigenvalue| count as >= 0 (a centred rbf kernel
-# has eigenvalues of about -1e-16 where it is singular)
+# has eigenvalues of about -1e-16 where it is singular); a kernel given in single precision is
+# rounded at about 1e-7, so it gets the looser _PSD_RTOL_SINGLE
 _PSD_RTOL = 1e-9
+_PSD_RTOL_SINGLE = 1e-5
 
 
-def check_psd_kernel(K: np.ndarray, name: str) -> None:
-    """Raise naming ``name`` unless the symmetric ``K`` is positive semidefinite."""
+def check_psd_kernel(K: np.ndarray, name: str, single: bool = False) -> None:
+    """Raise naming ``name`` unless the symmetric ``K`` is positive semidefinite (to the rounding
+    of single precision if ``single``)."""
     w = sla.eigvalsh(K)
-    if w[0] < -_PSD_RTOL * max(np.abs(w).max(), 1e-300):
+    if w[0] < -(_PSD_RTOL_SINGLE if single else _PSD_RTOL) * max(np.abs(w).max(), 1e-300):
         raise ValueError(f"{name} must be positive semidefinite (a kernel), smallest eigenvalue {w[0]:.3g}")
 
 
@@ -62,8 +66,9 @@ def check_positive_loss(loss, c: int, *, positive_offdiag: bool) -> np.ndarray:
 
 def check_krr_problem(K, A, labels, loss, C, *, positive_offdiag: bool = True):
     """Validated ``(K, A, labels, loss, C)`` of (3)-(7) and (11)."""
+    single = getattr(K, "dtype", None) == np.float32
     K = check_square_matrix(K, "K", min_size=1)
-    check_psd_kernel(K, "K")
+    check_psd_kernel(K, "K", single)
     A = check_output_kernel(A)
     c = A.shape[0]
     if c < 2:
@@ -102,6 +107,7 @@ def pairs(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
     return samples, grid[mask]  # boolean indexing is row-major: sample-major, y increasing
 
 
+@finite_result("K, A, loss and C")
 def joint_kernel_matrices(K, A, labels, loss, C) -> tuple[np.ndarray, np.ndarray]:
     r"""The matrices ``J`` (5) and ``S`` (6) of the dual (4) of KRR (3), for the tensor-product
     joint feature map (8).
@@ -177,6 +183,7 @@ def solve_ones(J: np.ndarray, S: np.ndarray, gamma: float,
     return sla.cho_solve(factor, np.ones(S.shape[0]), check_finite=False)
 
 
+@finite_result("K, A, loss, C and gamma")
 def krr_dual_value(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     r"""The optimal value (7) of KRR (3) and its dual (4): :math:`\tfrac12\, 1^\top
     (\gamma J + S)^{-1} 1`.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_choice, check_int_range, check_labels, check_square_matrix
+from ._overflow import finite_result
 
 __all__ = ["lemma_objective", "lemma_partition_matrix"]
 
@@ -39,6 +40,7 @@ def lemma_partition_matrix(labels, n_clusters: int, form: str = "cluhsic") -> np
     return Pi
 
 
+@finite_result("K and Pi")
 def lemma_objective(K, Pi) -> float:
     r"""The weighted k-means objective (14) at its optimal centres, from the kernel alone.
 

@@ -41,6 +41,7 @@ import numpy as np
 from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
 from ..cluhsic import objective as trace_objective
 from ..structures import check_loss_matrix, check_output_kernel
+from ._overflow import finite_result
 
 __all__ = [
     "NORMALIZATIONS",
@@ -66,6 +67,7 @@ def check_normalization(normalization, allowed=NORMALIZATIONS):
     return normalization
 
 
+@finite_result("loss")
 def loss_transform(loss) -> np.ndarray:
     r"""The ``c x c`` matrix L with :math:`\tilde\Pi = \Pi L` (12) for the 0/1 assignment Pi.
 
@@ -115,22 +117,20 @@ def check_loss(loss, n_clusters: int | None = None) -> np.ndarray:
     return loss
 
 
-def check_problem(K, A, loss, labels=None, *, at_most_m: bool = False):
-    """The checked ``(K, A, loss, labels)`` of a CLUHSICAL objective: K symmetric and finite,
-    A a symmetric c x c output kernel with ``c >= 2`` (and ``c <= m`` if ``at_most_m``), loss
-    c x c, labels of the m points in ``0 .. c - 1`` (None stays None)."""
+def check_problem(K, A, loss, *, at_most_m: bool = False):
+    """The checked ``(K, A, loss)`` of a CLUHSICAL objective: K symmetric and finite, A a
+    symmetric c x c output kernel with ``c >= 2`` (and ``c <= m`` if ``at_most_m``), loss
+    c x c."""
     K = check_square_matrix(K, "K")
     A = check_output_kernel(A, psd=False)
     m, c = K.shape[0], A.shape[0]
     if c < 2 or (at_most_m and c > m):
         bound = f"2 <= c <= m = {m}" if at_most_m else "c >= 2"
         raise ValueError(f"A must be c x c with {bound} clusters, got shape {A.shape}")
-    loss = check_loss_matrix(loss, c)
-    if labels is not None:
-        labels = check_labels(labels, m, c)
-    return K, A, loss, labels
+    return K, A, check_loss_matrix(loss, c)
 
 
+@finite_result("sizes and loss")
 def column_norms(sizes, loss, normalization) -> np.ndarray:
     r"""Column norms of :math:`\tilde\Pi` from the cluster sizes n alone.
 
@@ -176,6 +176,7 @@ def inverse_norms(norms: np.ndarray) -> np.ndarray:
     return out
 
 
+@finite_result("loss")
 def partition_matrix(labels, loss, normalization=None, *, n_clusters=None) -> np.ndarray:
     r"""The loss-augmented partition matrix :math:`\tilde\Pi` of (12), optionally normalized.
 
@@ -230,6 +231,7 @@ def augmented_partition(labels: np.ndarray, loss: np.ndarray, normalization) -> 
     return Pi_tilde * inverse_norms(norms_of_columns(sizes, L, normalization))[None, :]
 
 
+@finite_result("K, A and Pi")
 def objective(K, A, Pi) -> float:
     r"""``tr(K Pi A Pi^T)``, the CLUHSICAL objective (13) for a (normalized) loss-augmented
     partition matrix, or CLUHSIC's (2) for a 0/1 one: the same function of any m x c matrix.
@@ -283,6 +285,7 @@ def penalized_objective(K, A, Pi, C: float, gamma: float) -> float:
     return C_tilde * trace_objective(K, A, Pi) - (C / m) * float(np.abs(Pi).sum())
 
 
+@finite_result("K, A, loss, C and gamma")
 def l2_objective(K, A, labels, loss, *, C=None, gamma: float = 1.0) -> float:
     r"""The objective of (11) with the l2-normalized loss-augmented partition matrix.
 
@@ -323,6 +326,7 @@ def l2_objective(K, A, labels, loss, *, C=None, gamma: float = 1.0) -> float:
     return labels_objective(K, A, labels, loss, "l2", C=C, gamma=gamma)
 
 
+@finite_result("K, A, loss, C and gamma")
 def labels_objective(K, A, labels, loss, normalization=None, *, C=None, gamma: float = 1.0) -> float:
     r"""The CLUHSICAL objective of ``labels`` under a normalization.
 
@@ -355,12 +359,14 @@ def labels_objective(K, A, labels, loss, normalization=None, *, C=None, gamma: f
         Naming ``K``, ``A``, ``labels``, ``loss``, ``normalization``, ``C`` or ``gamma``.
     """
     check_normalization(normalization)
-    K, A, loss, labels = check_problem(K, A, loss, labels)
+    K, A, loss = check_problem(K, A, loss)
+    labels = check_labels(labels, K.shape[0], A.shape[0])
     C = check_C(C, K.shape[0])
     check_positive(gamma, "gamma")
     return evaluate(K, A, labels, loss, normalization, C, float(gamma))
 
 
+@finite_result("A and loss")
 def equivalent_output_kernel(A, loss) -> np.ndarray:
     r"""The output kernel :math:`L A L^\top` with which CLUHSIC's unnormalized objective (2) is
     CLUHSICAL's unnormalized one.
@@ -406,6 +412,7 @@ def equivalent_output_kernel(A, loss) -> np.ndarray:
     return (B + B.T) / 2
 
 
+@finite_result("A, loss and sizes")
 def relaxation_output_kernel(A, loss, normalization=None, sizes=None, *, n_samples=None) -> np.ndarray:
     r"""The output kernel B to hand to cluhsic's SDP (5.23) / low-rank (5.30) solvers so that
     they relax CLUHSICAL — **exactly only on partitions with the cluster sizes** ``sizes``

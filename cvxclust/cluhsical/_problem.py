@@ -60,7 +60,10 @@ def krr_primal_problem(Phi, Lambda, labels, loss, C) -> cp.Problem:
     samples, outputs = pairs(labels, c)
     diff = Lambda[labels[samples]] - Lambda[outputs]
     # rows kron(phi_i, lambda(y_i) - lambda(y)), the delta-phi of (3) under (8)
-    D = (Phi[samples][:, :, None] * diff[:, None, :]).reshape(samples.shape[0], -1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        D = (Phi[samples][:, :, None] * diff[:, None, :]).reshape(samples.shape[0], -1)
+    if not np.all(np.isfinite(D)):
+        raise ValueError("the joint features of Phi and Lambda overflow float64: rescale Phi or Lambda")
     w = cp.Variable(D.shape[1], name="w")
     zeta = cp.Variable(D.shape[0], name="zeta")
     inv_sqrt_loss = 1.0 / np.sqrt(loss[labels[samples], outputs])

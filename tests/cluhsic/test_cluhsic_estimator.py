@@ -6,6 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -232,3 +235,28 @@ def test_fit_leaves_the_structure_untouched():
     X = np.random.default_rng(0).normal(size=(12, 2))
     CLUHSIC(3, structure=G, method="greedy", random_state=0).fit(X)
     assert joblib.hash(G) == before
+
+
+DATA = hnp.arrays(np.float64, st.tuples(st.integers(0, 10), st.integers(0, 3)),
+                  elements=st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, 1e-300, 1e300]))
+COUNTS = st.integers(-1, 12) | st.floats(allow_nan=True) | st.booleans() | st.text(max_size=2) | st.none()
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=DATA, n_clusters=COUNTS, affinity=st.sampled_from(["rbf", "polynomial", "linear", "nearest_neighbors",
+                                                             "precomputed"]),
+       method=st.sampled_from(["greedy", "spectral", "nmf"]))
+def test_arbitrary_data_ends_in_a_named_error_or_a_finite_fit(X, n_clusters, affinity, method):
+    est = CLUHSIC(n_clusters, affinity=affinity, n_neighbors=2, method=method, random_state=0)
+    before = X.copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(X)
+    except (ValueError, TypeError) as error:
+        assert any(name in str(error) for name in ("X", "n_clusters", "n_neighbors", "gamma", "affinity", "sample",
+                                                    "feature", "numeric", "2D array")), error
+    else:
+        assert est.labels_.shape == (X.shape[0],) and np.isfinite(est.objective_)
+        assert 0 <= est.labels_.min() and est.labels_.max() < n_clusters
+    np.testing.assert_array_equal(X, before)

@@ -8,6 +8,9 @@ import warnings
 import joblib
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
@@ -466,3 +469,45 @@ def test_clone_and_reproducible():
     a = fit_quietly(clone(est), X).labels_
     b = fit_quietly(clone(est), X).labels_
     np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------- arbitrary input
+
+DATA = hnp.arrays(np.float64, st.tuples(st.integers(0, 10), st.integers(0, 3)),
+                  elements=st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, 1e-300, 1e300]))
+COUNTS = st.integers(-1, 12) | st.floats(allow_nan=True) | st.booleans() | st.text(max_size=2) | st.none()
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=DATA, n_clusters=COUNTS, affinity=st.sampled_from(["rbf", "polynomial", "linear", "nearest_neighbors",
+                                                             "precomputed"]),
+       normalization=st.sampled_from(["l1", "l2", None]))
+def test_arbitrary_data_ends_in_a_named_error_or_a_finite_fit(X, n_clusters, affinity, normalization):
+    est = CLUHSICAL(n_clusters, affinity=affinity, n_neighbors=2, normalization=normalization, n_init=1,
+                    random_state=0)
+    before = X.copy()
+    try:
+        fit_quietly(est, X)
+    except (ValueError, TypeError) as error:
+        assert any(name in str(error) for name in ("X", "n_clusters", "n_neighbors", "gamma", "sample", "feature",
+                                                    "numeric", "2D array")), error
+    else:
+        assert est.labels_.shape == (X.shape[0],) and np.isfinite(est.objective_)
+        assert 0 <= est.labels_.min() and est.labels_.max() < n_clusters
+    np.testing.assert_array_equal(X, before)
+
+
+@settings(max_examples=60, deadline=None)
+@given(y=hnp.arrays(np.int64, st.integers(13, 16), elements=st.integers(-3, 4))
+       | hnp.arrays(np.float64, st.integers(13, 16), elements=st.sampled_from([-1.0, 0.0, 2.0, 0.5, np.nan, np.inf])))
+def test_arbitrary_known_labels_are_kept_or_named(y):
+    X, _ = blobs_on_a_line()
+    est = CLUHSICAL(3, structure=chain(3), n_init=1, random_state=0)
+    try:
+        labels = fit_quietly(est, X, y).labels_
+    except ValueError as error:
+        assert "y " in str(error) or str(error).startswith("y"), error
+    else:
+        known = np.asarray(y)
+        if len(known) == 15 and np.any(known == -1):
+            np.testing.assert_array_equal(labels[known >= 0], known[known >= 0])
