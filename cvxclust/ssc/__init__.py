@@ -5,10 +5,11 @@ Source: Y. Yan, C. Shen, H. Wang, "Efficient semidefinite spectral clustering vi
 duality", IEEE TIP 2014 (equation numbers in docstrings are that paper's).
 """
 
-from . import _lagrange_dual  # noqa: F401  (registers LD-SSC1/2 and successive projections)
 from ._admm import admm
 from ._estimator import SemidefiniteSpectralClustering
+from ._lagrange_dual import ld_ssc1, ld_ssc2
 from ._normalize import NORMALIZATIONS, normalize
 from ._relaxations import FrobeniusDS, FrobeniusPSD
+from ._successive_projections import successive_projections
 
 __all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "NORMALIZATIONS", "SemidefiniteSpectralClustering", "normalize"]

@@ -48,10 +48,10 @@ import numpy as np
 from ..parameters import Interval
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, balance_penalty
-from ._relaxations import FrobeniusDS, FrobeniusPSD, negativity, project_row_sums
+from ._relaxations import FrobeniusDS, FrobeniusPSD, FrobeniusSolver, negativity, project_row_sums
 
 
-class ADMM(IterativeSolver):
+class ADMM(FrobeniusSolver):
     """Solve (6)/(7) by ADMM; see the module docstring.
 
     Parameters
