@@ -1,8 +1,9 @@
 """Semidefinite spectral clustering (ssc): Frobenius normalizations with and without the
 p.s.d. constraint, their solvers, and the classic normalizations they are compared to.
 
-Source: Y. Yan, C. Shen, H. Wang, "Efficient semidefinite spectral clustering via Lagrange
-duality", IEEE TIP 2014 (equation numbers in docstrings are that paper's).
+Source: Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange
+Duality", IEEE Transactions on Image Processing, 2014 (equation numbers in docstrings are that
+paper's).
 """
 
 from ._admm import admm

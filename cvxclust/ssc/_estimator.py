@@ -132,7 +132,7 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         self.n_init = n_init
         self.random_state = random_state
 
-    def _validate_params(self) -> dict:
+    def _checked_params(self) -> dict:
         name = type(self).__name__
         params = validate_parameters(self._parameter_constraints, self.get_params(deep=False), name)
         relaxation = _RELAXATIONS.get(params["normalization"])
@@ -172,7 +172,7 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         -------
         self
         """
-        params = self._validate_params()
+        params = self._checked_params()
         X = validate_data(self, X, ensure_min_samples=2)
         n = X.shape[0]
         n_clusters = validate_parameter("n_clusters", params["n_clusters"],

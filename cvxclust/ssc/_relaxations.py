@@ -14,6 +14,14 @@ eliminating u and Z in closed form)::
     g(Q) = 1/2 ||W - Pi_C1(W)||_F^2 - <K, Q> - 1/2 ||Q||_F^2,   W = K + Q,
 
 whose gradient is -Pi_C1(W): every Q >= 0 certifies the lower bound g(Q) <= optimum.
+
+:func:`check_matrix` checks the matrices given to them at the door, and :class:`FrobeniusSolver`
+is the base of their scalable solvers.
+
+References: Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange
+Duality", IEEE Transactions on Image Processing, 2014; R. Zass, A. Shashua, "Doubly Stochastic
+Normalization for Spectral Clustering", Advances in Neural Information Processing Systems (NIPS),
+2006.
 """
 
 from __future__ import annotations
