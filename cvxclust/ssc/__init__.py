@@ -13,4 +13,5 @@ from ._normalize import NORMALIZATIONS, normalize
 from ._relaxations import FrobeniusDS, FrobeniusPSD
 from ._successive_projections import successive_projections
 
-__all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "NORMALIZATIONS", "SemidefiniteSpectralClustering", "normalize"]
+__all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "ld_ssc1", "ld_ssc2", "NORMALIZATIONS", "SemidefiniteSpectralClustering",
+           "normalize", "successive_projections"]

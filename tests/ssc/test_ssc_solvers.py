@@ -4,6 +4,7 @@ it is registered (pymanopt style)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import warnings
 
@@ -345,3 +346,17 @@ def test_restore_makes_an_admm_iterate_exactly_feasible_at_a_small_cost(cls):
         change = abs(relaxation.objective(X) - relaxation.objective(F))
         assert change < 0.5 * abs(relaxation.objective(barycentre) - relaxation.objective(F))
         np.testing.assert_array_equal(relaxation.restore(X), X)  # feasible points are kept
+
+
+@pytest.mark.parametrize(("cls", "method"), SCALABLE)
+def test_registered_solvers_are_public_functions(cls, method):
+    """Each registered method is also a public function of cvxclust.ssc, with the signature of
+    its parameter table, that gives the same result."""
+    name = method.replace("-", "_")
+    assert name in cvxclust.ssc.__all__
+    function = getattr(cvxclust.ssc, name)
+    assert list(inspect.signature(function).parameters)[:2] == ["relaxation", "tol"]
+    relaxation = cls(kernel("iris", 20, 1.0))
+    a, b = function(relaxation), relaxation.solve(method)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert a.iterations == b.iterations and a.method == b.method == method
