@@ -18,9 +18,10 @@ the clock that also gives :attr:`Result.time`, the history rows, the progress ba
 
 A point is called optimal only when the *relaxation's own* :meth:`~cvxclust.Relaxation.residuals`
 are below ``residual_tol``: a solver may report cheaper residuals of its own at checks, but
-before the core stops on them it recomputes them with the relaxation, and from then on trusts
-only the relaxation's.  A solver registered on a subclass that adds a constraint it does not
-handle therefore never claims ``"optimal"``.
+before the core stops on them it recomputes them with the relaxation.  Where those exceed
+``residual_tol`` although the solver's own are met, the solver cannot see the violated
+constraint (a solver registered on a subclass that adds a constraint it does not handle): the
+core stops with status ``"stalled"`` and a warning that says so, never ``"optimal"``.
 
 The design follows jaxopt's ``IterativeSolver`` (the base owns ``run``; solvers supply
 ``init_state`` and ``update``) and pymanopt's optimizers (one result type, the stopping reasons
@@ -135,6 +136,10 @@ class IterativeSolver:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        # parameters become attributes of the instance: one must not hide a method
+        clashes = sorted(k for k in cls.parameters if callable(getattr(cls, k, None)))
+        if clashes:
+            raise TypeError(f"{cls.__name__}: parameters {clashes} would hide methods of the same name")
         # the signature that help() and IDEs show is the parameter table's
         params = [inspect.Parameter("relaxation", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=p.default)
@@ -248,7 +253,10 @@ class IterativeSolver:
             worst = max(residuals.values(), default=0.0)
             passed = worst <= self.residual_tol
             if not passed:
+                # the solver's own tests are met, so iterating on cannot reduce a residual it does
+                # not see: stop now, honestly
                 self._trust_residuals = False
+                self.status = "stalled"
                 self._stop_note = (
                     f"the relaxation's residuals ({worst:.2e}) exceed residual_tol where the solver's own "
                     f"are met: {self.method} may not handle every constraint of {type(self.relaxation).__name__}")
