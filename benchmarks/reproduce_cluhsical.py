@@ -128,7 +128,7 @@ def restarts(run, rep: int, init=None) -> tuple[np.ndarray, list[np.ndarray], bo
         seeded = run(init, 1000 * rep + N_RESTARTS)
         if seeded.objective >= best.objective:
             best, from_init = seeded, True
-    return best.labels, [r.labels for r in results], from_init
+    return best.extras["labels"], [r.extras["labels"] for r in results], from_init
 
 
 def cluhsic_run(K, A):

@@ -24,7 +24,7 @@ of ``cvxclust.datasets`` stand in for them, see ``cvxclust/_image_sets.py``):
 
 Input kernel: Gaussian with the median pairwise distance as width (``cvxclust.kernels.rbf``),
 centred (``cvxclust.kernels.center``), as Section II assumes.  ``J`` and ``S`` come from
-``cvxclust.cluhsical._theory.joint_kernel_matrices`` (vectorized from ``K`` and ``A``), ``t1``
+``cvxclust.cluhsical.joint_kernel_matrices`` (vectorized from ``K`` and ``A``), ``t1``
 from a Cholesky solve.  Each cell is also marked when the series condition (10) fails with the
 2-norm (``*``) and when the Neumann series itself diverges, spectral radius
 :math:`\rho(\gamma S^{-1}J) \ge 1` (``†``).
@@ -59,7 +59,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from cvxclust import kernels, structures
-from cvxclust.cluhsical._theory import (
+from cvxclust.cluhsical import (
     constraint_pairs,
     first_order_approximation,
     joint_kernel_matrices,

@@ -1,6 +1,7 @@
-r"""What the kernel clustering estimators share: the input kernel chosen by ``affinity``,
-``gamma``, ``degree`` and ``n_neighbors`` (as scikit-learn's ``SpectralClustering``), the output
-structure and its number of clusters, and the known labels passed as ``y``.
+r"""What the kernel clustering estimators (CLUHSIC, CLUHSICAL) share: the checks at the start of
+``fit``, the input kernel chosen by ``affinity``, ``gamma``, ``degree`` and ``n_neighbors`` (as
+scikit-learn's ``SpectralClustering``), the output structure and its number of clusters, the known
+labels passed as ``y``, and the factor of an SDP solution handed to the rounding.
 
 The kernel is centred, :math:`HKH` with :math:`H = I - \tfrac1m \mathbf 1\mathbf 1^\top`, as the
 HSIC objectives assume.  The rbf kernel is :math:`\exp(-\gamma\|a - b\|^2)`; ``gamma=None``
@@ -15,14 +16,15 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils.validation import validate_data
 
 from ._checks import check_labels, check_square_matrix
 from .kernels import center, knn_affinity, linear, median_distance, polynomial, rbf
-from .parameters import Interval, Options
+from .parameters import Interval, Options, validate_parameters
 from .structures import as_structure, flat, n_clusters as structure_size
 
-__all__ = ["AFFINITIES", "ArrayLike", "KERNEL_PARAMETERS", "KernelClusterMixin", "RANDOM_STATE", "check_n_clusters",
-           "check_objective", "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure"]
+__all__ = ["AFFINITIES", "ArrayLike", "KERNEL_PARAMETERS", "KernelClusterMixin", "RANDOM_STATE", "affinity_matrix",
+           "check_objective", "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure", "top_factor"]
 
 #: the names ``affinity`` takes
 AFFINITIES = ("rbf", "polynomial", "linear", "nearest_neighbors", "precomputed")
@@ -55,16 +57,16 @@ KERNEL_PARAMETERS = {
 }
 
 
-def input_kernel(X: np.ndarray, affinity: str, gamma, degree: int, n_neighbors: int) -> np.ndarray:
-    r"""The centred input kernel :math:`HKH` of the validated data ``X`` (or of the precomputed
-    kernel ``X``), for the checked parameters of :data:`KERNEL_PARAMETERS`.
+def affinity_matrix(X: np.ndarray, affinity: str, gamma, degree: int, n_neighbors: int) -> np.ndarray:
+    r"""The kernel of the validated data ``X`` (or the precomputed kernel ``X``, checked), for
+    the checked parameters of :data:`KERNEL_PARAMETERS`.
 
     Raises
     ------
     ValueError
         Naming ``X`` (a precomputed kernel that is not square, symmetric and finite),
         ``gamma`` (``None`` where the median distance is 0) or ``n_neighbors`` (not below the
-        number of samples), or naming ``X`` where the kernel overflows.
+        number of samples).
     """
     if affinity == "rbf":
         if gamma is None:
@@ -83,6 +85,18 @@ def input_kernel(X: np.ndarray, affinity: str, gamma, degree: int, n_neighbors: 
         K = knn_affinity(X, n_neighbors)
     else:
         K = check_square_matrix(X, "X", min_size=2)
+    return K
+
+
+def input_kernel(X: np.ndarray, affinity: str, gamma, degree: int, n_neighbors: int) -> np.ndarray:
+    r"""The centred input kernel :math:`HKH` of :func:`affinity_matrix`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`affinity_matrix`, and naming ``X`` where the kernel overflows.
+    """
+    K = affinity_matrix(X, affinity, gamma, degree, n_neighbors)
     with np.errstate(over="ignore", invalid="ignore"):
         Kc = center(K) if np.all(np.isfinite(K)) else K
     if not np.all(np.isfinite(Kc)):
@@ -112,12 +126,6 @@ def check_psd_kernel(K: np.ndarray, affinity: str, method: str, options: dict) -
                          f"kernel with smallest eigenvalue {w[0]:.3g}")
 
 
-def check_n_clusters(n_clusters: int, n_samples: int) -> None:
-    """Raise naming ``n_clusters`` if it exceeds the number of samples."""
-    if n_clusters > n_samples:
-        raise ValueError(f"n_clusters={n_clusters} must be at most the number of samples, {n_samples}")
-
-
 def resolve_structure(n_clusters: int, structure):
     """The output structure: ``structure`` (a copy, checked) whose number of clusters must be
     ``n_clusters``, or ``flat(n_clusters)`` when it is None (None for one cluster)."""
@@ -129,6 +137,14 @@ def resolve_structure(n_clusters: int, structure):
         raise ValueError(f"n_clusters={n_clusters} disagrees with the {c} clusters of structure: pass "
                          f"n_clusters={c}")
     return G
+
+
+def top_factor(Q: np.ndarray, rank: int) -> np.ndarray:
+    r"""The factor :math:`Y = V_r \Lambda_r^{1/2}` of the top ``rank`` eigenpairs of the symmetric
+    ``Q`` (negative eigenvalues count as 0): the input of the rounding of an SDP solution."""
+    w, V = np.linalg.eigh(Q)
+    top = np.argsort(w)[::-1][:rank]
+    return V[:, top] * np.sqrt(np.maximum(w[top], 0.0))
 
 
 def known_labels(y, n_samples: int, n_clusters: int):
@@ -153,7 +169,17 @@ def known_labels(y, n_samples: int, n_clusters: int):
 
 
 class KernelClusterMixin(ClusterMixin, BaseEstimator):
-    """Base of the kernel clustering estimators: the pairwise tag of ``affinity="precomputed"``."""
+    """Base of the kernel clustering estimators: the checks at the start of ``fit`` and the
+    pairwise tag of ``affinity="precomputed"``."""
+
+    def _validated_data(self, X) -> np.ndarray:
+        """Check the parameters (``_parameter_constraints``) and X (``validate_data``, at least
+        two samples, at least ``n_clusters`` of them); return X."""
+        validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
+        X = validate_data(self, X, ensure_min_samples=2)
+        if self.n_clusters > X.shape[0]:
+            raise ValueError(f"n_clusters={self.n_clusters} must be at most the number of samples, {X.shape[0]}")
+        return X
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

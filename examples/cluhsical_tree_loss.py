@@ -120,7 +120,7 @@ def main(argv=None) -> int:
 
     def cluhsic(seed):  # labels and objective of one start
         result = cluhsic_greedy(K, A, normalized=True, random_state=seed)
-        return result.labels, result.objective
+        return result.extras["labels"], result.objective
 
     def cluhsical(seed):
         result = cluhsical_greedy(K, A, Delta, normalization="l1", random_state=seed)

@@ -14,7 +14,6 @@ from ._objectives import hsic, objective, partition_matrix
 from ._rounding import alternating_projection, round_best, round_lowrank, round_sdp
 from ._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
 from ._special_cases import diffrac_cost, diffrac_kernel, diskmeans_criterion, diskmeans_kernel
-from ..result import Result as HeuristicResult  # the name cvxclust.cluhsical._greedy imports; not public
 
 __all__ = [
     "ADMM",

@@ -7,22 +7,21 @@ from numbers import Integral, Real
 import numpy as np
 import networkx as nx
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import validate_data
 
 from .._kernel_estimators import (
     KERNEL_PARAMETERS,
     RANDOM_STATE,
     ArrayLike,
     KernelClusterMixin,
-    check_n_clusters,
     check_objective,
     check_psd_kernel,
     input_kernel,
     known_labels,
     resolve_structure,
+    top_factor,
 )
 from ..linalg import blas_threads
-from ..parameters import Interval, Options, validate_parameters
+from ..parameters import Interval, Options
 from ..structures import check_output_kernel, output_kernel
 from ._heuristics import cccp, greedy, nmf, spectral
 from ._lowrank import lowrank
@@ -34,16 +33,6 @@ __all__ = ["CLUHSIC"]
 
 METHODS = ("greedy", "lowrank", "sdp", "spectral", "cccp", "nmf")
 HEURISTICS = {"greedy": greedy, "spectral": spectral, "cccp": cccp, "nmf": nmf}
-
-
-def _labels(result) -> np.ndarray:
-    """The labels of a heuristic's result."""
-    return result.labels
-
-
-def _factor(result) -> np.ndarray:
-    """The factor Y of the low-rank solver's result."""
-    return result.Y
 
 
 class CLUHSIC(KernelClusterMixin):
@@ -196,12 +185,10 @@ class CLUHSIC(KernelClusterMixin):
         ValueError or TypeError
             Naming the parameter, ``X`` or ``y``.
         """
-        validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
+        X = self._validated_data(X)
         if not self.normalized and self.method in ("lowrank", "sdp"):
             raise ValueError(f"method={self.method!r} relaxes the normalized objective (2.4): use normalized=True")
-        X = validate_data(self, X, ensure_min_samples=2)
         m = X.shape[0]
-        check_n_clusters(self.n_clusters, m)
         A = self._output_kernel()
         c = A.shape[0]
         known = known_labels(y, m, c)
@@ -227,14 +214,11 @@ class CLUHSIC(KernelClusterMixin):
         check_psd_kernel(K, self.affinity, self.method, options)
         if self.method == "sdp":
             result = CLUHSICSDP(K, A, known=known).solve("auto", **options)
-            w, V = np.linalg.eigh(result.X)
-            top = np.argsort(w)[::-1][: self.rank]
-            Y = V[:, top] * np.sqrt(np.maximum(w[top], 0.0))
-            return result, round_best(Y, K, A, known=known, random_state=rng)[0]
+            return result, round_best(top_factor(result.X, self.rank), K, A, known=known, random_state=rng)[0]
         if self.method == "lowrank":
-            result = lowrank(K, A, rank=self.rank, gamma=self.bias, known=known, random_state=rng, **options)
-            return result, round_best(_factor(result), K, A, known=known, random_state=rng)[0]
+            result = lowrank(K, A, rank=self.rank, bias=self.bias, known=known, random_state=rng, **options)
+            return result, round_best(result.X, K, A, known=known, random_state=rng)[0]
         if known is not None:
             options["known"] = known
         result = HEURISTICS[self.method](K, A, normalized=self.normalized, random_state=rng, **options)
-        return result, _labels(result)
+        return result, result.extras["labels"]

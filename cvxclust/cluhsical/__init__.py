@@ -9,19 +9,6 @@ with the loss-augmented partition matrix of (12), so this family reuses the opti
 
 from ._baselines import LINKAGES, hierarchical_agglomerative, hierarchical_kernel_kmeans, kernel_distances
 from ._estimator import CLUHSICAL
-from ._greedy import greedy
-from ._partition import (
-    NORMALIZATIONS,
-    column_norms,
-    equivalent_output_kernel,
-    l2_objective,
-    labels_objective,
-    loss_transform,
-    objective,
-    partition_matrix,
-    relaxation_output_kernel,
-)
-from ._problem import krr_primal_problem
 from ._first_order import (
     FirstOrderApproximation,
     approximation_error,
@@ -29,8 +16,20 @@ from ._first_order import (
     first_order_value,
     proposition2_objective,
 )
+from ._greedy import greedy
 from ._krr import constraint_pairs, joint_kernel_matrices, krr_dual_value
 from ._lemmas import lemma_objective, lemma_partition_matrix
+from ._output_kernels import equivalent_output_kernel, relaxation_output_kernel
+from ._partition import (
+    NORMALIZATIONS,
+    column_norms,
+    l2_objective,
+    labels_objective,
+    loss_transform,
+    objective,
+    partition_matrix,
+)
+from ._problem import krr_primal_problem
 
 __all__ = [
     "CLUHSICAL",

@@ -7,26 +7,26 @@ from numbers import Integral, Real
 import networkx as nx
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import validate_data
 
 from .._kernel_estimators import (
     KERNEL_PARAMETERS,
     RANDOM_STATE,
     ArrayLike,
     KernelClusterMixin,
-    check_n_clusters,
     check_objective,
     check_psd_kernel,
     input_kernel,
     known_labels,
     resolve_structure,
+    top_factor,
 )
 from ..cluhsic import CLUHSICSDP, lowrank, round_best
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, validate_parameters
 from ..structures import LOSS_KINDS, check_loss_matrix, loss_matrix, output_kernel
 from ._greedy import LocalSearch, search
-from ._partition import check_C, evaluate, relaxation_output_kernel
+from ._output_kernels import relaxation_output_kernel
+from ._partition import check_C, evaluate
 
 __all__ = ["CLUHSICAL"]
 
@@ -35,11 +35,6 @@ METHODS = ("greedy", "lowrank", "sdp")
 _SDP_RANK = 10
 # the options of the greedy that solver_options may set
 _GREEDY_OPTIONS = {name: LocalSearch.parameters[name].constraints for name in ("tol", "max_iter", "time_limit")}
-
-
-def _factor(result) -> np.ndarray:
-    """The factor Y of :func:`cvxclust.cluhsic.lowrank`'s result."""
-    return result.Y
 
 
 class CLUHSICAL(KernelClusterMixin):
@@ -198,13 +193,11 @@ class CLUHSICAL(KernelClusterMixin):
         ValueError or TypeError
             Naming the parameter, ``X`` or ``y``.
         """
-        validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
+        X = self._validated_data(X)
         options = dict(self.solver_options or {})
         if self.method == "greedy":
             options = validate_parameters(_GREEDY_OPTIONS, options, "greedy")
-        X = validate_data(self, X, ensure_min_samples=2)
         m = X.shape[0]
-        check_n_clusters(self.n_clusters, m)
         A, loss = self._kernels()
         c = A.shape[0]
         known = known_labels(y, m, c)
@@ -242,11 +235,9 @@ class CLUHSICAL(KernelClusterMixin):
         B = B * (np.linalg.norm(A, 2) / max(np.linalg.norm(B, 2), 1e-300))
         if self.method == "sdp":
             result = CLUHSICSDP(K, B, known=known).solve("auto", **options)
-            w, V = np.linalg.eigh(result.X)
-            top = np.argsort(w)[::-1][:_SDP_RANK]
-            Y = V[:, top] * np.sqrt(np.maximum(w[top], 0.0))
+            Y = top_factor(result.X, _SDP_RANK)
         else:
             result = lowrank(K, B, known=known, random_state=rng, **options)
-            Y = _factor(result)
+            Y = result.X
         labels, _ = round_best(Y, K, B, known=known, random_state=rng)
         return result, labels

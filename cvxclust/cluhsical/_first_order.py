@@ -106,6 +106,12 @@ def _lambda_max(M: np.ndarray) -> float:
     return float(eigsh(M, k=1, which="LA", v0=np.ones(n), return_eigenvectors=False, tol=1e-10)[0])
 
 
+def _joint(K, A, labels, loss, C, gamma) -> tuple[np.ndarray, np.ndarray, float]:
+    """J and S of :func:`joint_kernel_matrices` and the checked ``gamma``."""
+    check_positive(gamma, "gamma")
+    return (*joint_kernel_matrices(K, A, labels, loss, C), float(gamma))
+
+
 def _values(J: np.ndarray, S: np.ndarray, gamma: float, culprit: str | None = None) -> tuple[float, float]:
     """``t1`` (a Cholesky solve) and ``t2`` of (20) for checked J, S."""
     t1 = float(np.sum(solve_ones(J, S, gamma, *([culprit] if culprit else []))))
@@ -195,9 +201,8 @@ def first_order_value(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     -------
     float
     """
-    check_positive(gamma, "gamma")
-    J, S = joint_kernel_matrices(K, A, labels, loss, C)
-    return _first_order_term(J, S, float(gamma))
+    J, S, gamma = _joint(K, A, labels, loss, C, gamma)
+    return _first_order_term(J, S, gamma)
 
 
 @finite_result("K, A, loss, C and gamma")
@@ -220,9 +225,7 @@ def approximation_error(K, A, labels, loss, C, gamma: float = 1.0) -> float:
     -------
     float
     """
-    check_positive(gamma, "gamma")
-    J, S = joint_kernel_matrices(K, A, labels, loss, C)
-    t1, t2 = _values(J, S, float(gamma))
+    t1, t2 = _values(*_joint(K, A, labels, loss, C, gamma))
     return abs(t1 - t2) / t1
 
 

@@ -40,13 +40,13 @@ from ..cluhsic import greedy as cluhsic_greedy
 from ..parameters import Interval, Options, validate_parameters
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ._output_kernels import equivalent_output_kernel
 from ._overflow import finite_result
 from ._partition import (
     augmentation,
     augmented_partition,
     check_C,
     check_problem,
-    equivalent_output_kernel,
     inverse_norms,
 )
 
@@ -115,12 +115,6 @@ class NormalizedObjective:
         return f - self.penalty * l1.sum(axis=1) if self.penalty else f
 
 
-def _cluhsic_run(result) -> tuple[np.ndarray, str]:
-    """The labels and the status of :func:`cvxclust.cluhsic.greedy`'s result (a local optimum
-    is ``"converged"``: a local search certifies no optimality)."""
-    return result.labels, "converged" if result.status == "optimal" else result.status
-
-
 class LocalSearch(IterativeSolver):
     """One run of the greedy of :func:`greedy` from one start, for the l1 or l2 normalization;
     one iteration is one sweep over the free points in random order."""
@@ -145,9 +139,9 @@ class LocalSearch(IterativeSolver):
     def init_state(self):
         labels = self.start
         KPi, S, sizes = labeling_statistics(self.K, labels, self.model.A.shape[0])
-        self.start_objective = self.model.value(S, sizes)
-        return SimpleNamespace(labels=labels, KPi=KPi, S=S, sizes=sizes, diag=np.diag(self.K).copy(),
-                               objective=self.start_objective)
+        f = self.model.value(S, sizes)
+        return SimpleNamespace(labels=labels, KPi=KPi, S=S, sizes=sizes, diag=np.diag(self.K).copy(), objective=f,
+                               start=f)
 
     def step(self, state, iteration):
         K, model = self.K, self.model
@@ -165,7 +159,10 @@ class LocalSearch(IterativeSolver):
         state.objective = model.value(state.S, state.sizes)
         if moves == 0:
             self.converge()
-        return {"moves": moves}
+        row = {"moves": moves}
+        if iteration == 0:
+            row["start_objective"] = state.start
+        return row
 
     def is_check(self, state, iteration):
         return True  # a check costs O(m c): the objective is already known
@@ -176,12 +173,6 @@ class LocalSearch(IterativeSolver):
 
     def extras(self, state):
         return {"labels": state.labels}
-
-    def run(self) -> Result:
-        """The run, its history opening with the start (row 0)."""
-        result = super().run()
-        start = {"iteration": 0, "time": 0.0, "objective": self.start_objective, "moves": 0}
-        return dataclasses.replace(result, history=(start, *result.history))
 
 
 #: the parameters of :func:`greedy` besides the arrays (:mod:`cvxclust.parameters`)
@@ -266,7 +257,8 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
         ``"max_iter"`` or ``"time_limit"``; ``objective`` the CLUHSICAL objective of the labels
         (:func:`~cvxclust.cluhsical.labels_objective`); ``X`` the (normalized) :math:`\tilde\Pi`
         of the labels; ``iterations`` the sweeps of the best run; ``history`` the objective and
-        the number of moves after each sweep (row 0: the start); no ``dual_bound``.
+        the number of moves after each sweep (the first row also holds ``start_objective``); no
+        ``dual_bound``; ``time`` covers every run.
         ``extras["labels"]``: the cluster of each point, ``0 .. c - 1``.
 
     Raises
@@ -293,15 +285,14 @@ def search(K, A, loss, normalization, C: float, gamma: float, *, init, known, n_
            **options) -> Result:
     """:func:`greedy` for checked inputs: ``known`` an array (-1 for free points), ``C`` given,
     ``rng`` a RandomState; ``options`` are ``tol``, ``max_iter`` and ``time_limit``."""
-    start = time.perf_counter()
     m, c = K.shape[0], A.shape[0]
     if normalization is None:
         base = cluhsic_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, known=known,
                               n_init=n_init, random_state=rng, **options)
-        labels, status = _cluhsic_run(base)
-        return Result(X=augmented_partition(labels, loss, None), objective=base.objective, status=status,
-                      method=LocalSearch.method, iterations=base.iterations, time=time.perf_counter() - start,
-                      history=base.history, extras={"labels": labels})
+        labels = base.extras["labels"]
+        return dataclasses.replace(base, X=augmented_partition(labels, loss, None), method=LocalSearch.method,
+                                   extras={"labels": labels})
+    start = time.perf_counter()
     model = NormalizedObjective(A, loss, normalization, m, C, gamma)
     scale = float(np.abs(K).max() * np.abs(A).max())
     if normalization == "l2":

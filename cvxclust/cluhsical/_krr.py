@@ -32,25 +32,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from .._checks import check_int_range, check_labels, check_positive, check_square_matrix
+from .._checks import check_int_range, check_kernel, check_labels, check_positive
 from ..structures import check_loss_matrix, check_output_kernel
 from ._overflow import finite_result
 
 __all__ = ["constraint_pairs", "joint_kernel_matrices", "krr_dual_value"]
 
 # eigenvalues of a kernel above -_PSD_RTOL * max|eigenvalue| count as >= 0 (a centred rbf kernel
-# has eigenvalues of about -1e-16 where it is singular); a kernel given in single precision is
-# rounded at about 1e-7, so it gets the looser _PSD_RTOL_SINGLE
+# has eigenvalues of about -1e-16 where it is singular; check_kernel widens it for float32 input)
 _PSD_RTOL = 1e-9
-_PSD_RTOL_SINGLE = 1e-5
-
-
-def check_psd_kernel(K: np.ndarray, name: str, single: bool = False) -> None:
-    """Raise naming ``name`` unless the symmetric ``K`` is positive semidefinite (to the rounding
-    of single precision if ``single``)."""
-    w = sla.eigvalsh(K)
-    if w[0] < -(_PSD_RTOL_SINGLE if single else _PSD_RTOL) * max(np.abs(w).max(), 1e-300):
-        raise ValueError(f"{name} must be positive semidefinite (a kernel), smallest eigenvalue {w[0]:.3g}")
 
 
 def check_positive_loss(loss, c: int, *, positive_offdiag: bool) -> np.ndarray:
@@ -66,9 +56,7 @@ def check_positive_loss(loss, c: int, *, positive_offdiag: bool) -> np.ndarray:
 
 def check_krr_problem(K, A, labels, loss, C, *, positive_offdiag: bool = True):
     """Validated ``(K, A, labels, loss, C)`` of (3)-(7) and (11)."""
-    single = getattr(K, "dtype", None) == np.float32
-    K = check_square_matrix(K, "K", min_size=1)
-    check_psd_kernel(K, "K", single)
+    K = check_kernel(K, "K", psd=True, rtol=_PSD_RTOL)
     A = check_output_kernel(A)
     c = A.shape[0]
     if c < 2:

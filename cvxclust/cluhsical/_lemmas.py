@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_choice, check_int_range, check_labels, check_square_matrix
+from .._checks import check_choice, check_data_matrix, check_int_range, check_labels, check_square_matrix
 from ._overflow import finite_result
 
 __all__ = ["lemma_objective", "lemma_partition_matrix"]
@@ -89,14 +89,9 @@ def lemma_objective(K, Pi) -> float:
         Naming ``K`` or ``Pi``.
     """
     K = check_square_matrix(K, "K")
-    try:
-        Pi = np.asarray(Pi, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("Pi must be a numeric matrix") from None
-    if Pi.ndim != 2 or Pi.shape[0] != K.shape[0]:
+    Pi = check_data_matrix(Pi, "Pi", min_samples=1)
+    if Pi.shape[0] != K.shape[0]:
         raise ValueError(f"Pi must be an array of shape ({K.shape[0]}, c), got shape {Pi.shape}")
-    if not np.all(np.isfinite(Pi)):
-        raise ValueError("Pi contains NaN or infinite entries")
     weights = np.abs(Pi).sum(axis=0)
     used = weights > 0
     within = np.diag(K) @ np.abs(Pi[:, used])

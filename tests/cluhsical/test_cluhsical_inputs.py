@@ -1,7 +1,7 @@
-"""Inputs at the door of every public function of ``cvxclust.cluhsical``: bad arrays, labels, numbers
-and names end in a ValueError or TypeError naming the argument, never another exception or a
-non-finite result; read-only, float32 and list inputs give the float64 result; inputs are never
-modified."""
+"""Inputs at the door of every public function of ``cvxclust.cluhsical`` and of the estimators
+``CLUHSIC`` and ``CLUHSICAL``: bad arrays, labels, numbers and names end in a ValueError or
+TypeError naming the argument, never another exception or a non-finite result; read-only,
+float32 and list inputs give the float64 result; inputs are never modified."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from sklearn.exceptions import ConvergenceWarning
 
-from cvxclust import Result, cluhsical
+from cvxclust import CLUHSIC, CLUHSICAL, Result, cluhsical
 from cvxclust.kernels import center, rbf
 from cvxclust.structures import chain, loss_matrix, output_kernel
 
@@ -235,3 +235,32 @@ def test_arbitrary_labels_and_cluster_counts(labels, n_clusters):
             assert 0 <= labels.min(initial=0) and labels.max(initial=0) < c
             assert n_clusters == c or (name == "partition_matrix" and n_clusters is None)
             assert finite(result)
+
+
+DATA = hnp.arrays(np.float64, st.tuples(st.integers(0, 10), st.integers(0, 3)),
+                  elements=st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, 1e-300, 1e300]))
+COUNTS = st.integers(-1, 12) | st.floats(allow_nan=True) | st.booleans() | st.text(max_size=2) | st.none()
+AFFINITIES = st.sampled_from(["rbf", "polynomial", "linear", "nearest_neighbors", "precomputed"])
+
+
+@pytest.mark.parametrize("estimator, options", [
+    (CLUHSIC, st.fixed_dictionaries({"method": st.sampled_from(["greedy", "spectral", "nmf"])})),
+    (CLUHSICAL, st.fixed_dictionaries({"normalization": st.sampled_from(["l1", "l2", None]), "n_init": st.just(1)})),
+], ids=["CLUHSIC", "CLUHSICAL"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_estimators_on_arbitrary_data_end_in_a_named_error_or_a_finite_fit(estimator, options, data):
+    X, n_clusters = data.draw(DATA), data.draw(COUNTS)
+    est = estimator(n_clusters, affinity=data.draw(AFFINITIES), n_neighbors=2, random_state=0, **data.draw(options))
+    before = X.copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(X)
+    except (ValueError, TypeError) as error:
+        assert any(name in str(error) for name in ("X", "n_clusters", "n_neighbors", "gamma", "affinity", "sample",
+                                                    "feature", "numeric", "2D array")), error
+    else:
+        assert est.labels_.shape == (X.shape[0],) and np.isfinite(est.objective_)
+        assert 0 <= est.labels_.min() and est.labels_.max() < n_clusters
+    np.testing.assert_array_equal(X, before)

@@ -85,13 +85,14 @@ def test_best_balanced_partition_lifts_below_the_sdp_optimum(solved, case):
 
 @pytest.mark.parametrize("case", CASES)
 def test_lowrank_is_feasible_and_below_the_sdp_optimum(solved, case):
-    """gamma = 0: the plain Burer-Monteiro form of (5.23), so its objective is comparable with
-    the SDP optimum (the gamma term of (5.30) is not scale-free: B of the l1 form has entries
+    """bias = 0: the plain Burer-Monteiro form of (5.23), so its objective is comparable with
+    the SDP optimum (the bias term of (5.30) is not scale-free: B of the l1 form has entries
     of order (c/m)^2)."""
     K, _, _, B, relaxation, reference, _ = solved[case]
-    result = lowrank(K, B, rank=10, gamma=0.0, tol=1e-6, random_state=0)
-    assert result.status == "optimal"
+    result = lowrank(K, B, rank=10, bias=0.0, residual_tol=1e-6, random_state=0)
+    assert result.status == "converged"
     assert result.max_residual <= 1e-5
-    assert relaxation.residuals(result.Q)["psd"] <= 1e-10
-    assert relaxation.objective(result.Q) == pytest.approx(result.objective, rel=1e-10)
+    Q = result.X @ result.X.T
+    assert relaxation.residuals(Q)["psd"] <= 1e-10
+    assert relaxation.objective(Q) == pytest.approx(result.objective, rel=1e-10)
     assert result.objective <= reference.objective + 1e-5 * abs(reference.objective)
