@@ -10,7 +10,7 @@ from ._estimator import CLUHSIC
 from ._factor import lowrank_objective, lowrank_residuals
 from ._heuristics import cccp, greedy, nmf, spectral
 from ._lowrank import LowRank, lowrank
-from ._objectives import hsic, objective, partition_matrix
+from ._objectives import hsic, objective, partition_matrix, trace_objective
 from ._rounding import alternating_projection, round_best, round_lowrank, round_sdp
 from ._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
 from ._special_cases import diffrac_cost, diffrac_kernel, diskmeans_criterion, diskmeans_kernel
@@ -41,4 +41,5 @@ __all__ = [
     "round_lowrank",
     "round_sdp",
     "spectral",
+    "trace_objective",
 ]

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_data_matrix, check_int_range, check_labels, check_positive, check_square_matrix
-from ..cluhsic import objective as trace_objective
+from ..cluhsic import trace_objective
 from ..structures import check_loss_matrix, check_output_kernel
 from ._overflow import finite_result
 
