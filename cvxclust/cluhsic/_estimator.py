@@ -46,10 +46,12 @@ class CLUHSIC(KernelClusterMixin):
 
     (or the unnormalized (2.3) with ``normalized=False``) by one of the family's optimizers:
 
-    * ``"greedy"`` (default): the local search of Song et al. (the paper's baseline), fast;
+    * ``"greedy"`` (default, the fastest): the local search of Song et al. (the paper's
+      baseline), from ``solver_options["n_init"]`` random starts (default 1);
     * ``"lowrank"``: the low-rank SDP (5.30), ``Y Y^T`` with Y >= 0 of rank ``rank`` and the
       rank-one bias weighted by ``bias``, solved by an augmented Lagrangian, then the rounding
-      of Section 5.3;
+      of Section 5.3; its default start is the spectral relaxation, which needs a positive
+      semidefinite kernel;
     * ``"sdp"``: the exact SDP (5.23) (:class:`CLUHSICSDP`, mc x mc: small m only) and the same
       rounding;
     * ``"spectral"`` / ``"cccp"``: Proposition 2 / (4.16)-(4.17); both equal the spectral
@@ -89,7 +91,7 @@ class CLUHSIC(KernelClusterMixin):
         Weight of the rank-one bias in (5.30) (the paper's gamma, 0.1).
     solver_options : dict, default=None
         Options of the chosen optimizer (:func:`greedy`, :func:`lowrank`, the SDP's solver,
-        ...), e.g. ``tol``, ``max_iter``, ``time_limit``, ``n_init``.
+        ...), e.g. ``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ``n_init``.
     random_state : int, RandomState or None
 
     Attributes

@@ -100,8 +100,8 @@ class CLUHSICAL(KernelClusterMixin):
     solver_options : dict, default=None
         Options of the method: for ``"greedy"`` those of :func:`cvxclust.cluhsical.greedy`
         (``tol``, ``max_iter``, ``time_limit``); for the relaxations those of
-        :func:`cvxclust.cluhsic.lowrank` (``rank``, ``gamma``, ``tol``, ...) or of the SDP's
-        solver (``tol``, ``max_iter``, ...).
+        :func:`cvxclust.cluhsic.lowrank` (``rank``, ``bias``, ``residual_tol``, ...) or of the
+        SDP's solver (``tol``, ``residual_tol``, ``max_iter``, ...).
     random_state : int, RandomState or None
 
     Attributes
