@@ -25,18 +25,21 @@ under the best unrestricted relabeling, as the paper does.
 Loss: chain distance for ``chain``, tree loss of the object/pose hierarchy for ``pose``, ring
 loss 0/1/2 for ``ring``.  The objective (2.4) of each partition found is reported beside that of
 the ground truth.  Writes ``benchmarks/results/table1.{md,json,png}``.
+
+Source: W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the CLUHSIC
+Algorithm", SIAM International Conference on Data Mining (SDM), 2010.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _harness import RESULTS, environment, limit_blas, markdown_table, options_record, write_results
 from sklearn.cluster import KMeans, SpectralClustering
 
 from cvxclust.cluhsic import (diskmeans_kernel, greedy, lowrank, nmf, objective, partition_matrix, round_best,
@@ -112,8 +115,10 @@ def main(argv=None) -> int:
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--datasets", nargs="+", default=["chain", "pose"], choices=["chain", "pose", "ring"])
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 5, 10, 20])
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--threads", type=int, default=None, help="BLAS threads (default: the library's)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    env = environment(__file__, argv, args.threads)
     from tqdm import tqdm
 
     warnings.simplefilter("ignore")
@@ -121,58 +126,54 @@ def main(argv=None) -> int:
     scores = {d: {m: [] for m in methods} for d in args.datasets}
     by_rank = {d: {r: {"acc": [], "time": []} for r in args.ranks} for d in args.datasets}
     truth = {d: [] for d in args.datasets}
+    with limit_blas(args.threads):
+        for name in args.datasets:
+            for rep in tqdm(range(args.repetitions), desc=name):
+                X, y, structure = load(name, rep)
+                K, A = center(rbf(X)), output_kernel(structure)
+                c = A.shape[0]
+                truth[name].append(objective(K, A, partition_matrix(y, c, normalized=True)))
+                for method in methods:
+                    labels = cluster(method, X, K, A, rep)
+                    # the objective (2.4) of the partition found, against the ground truth's: tells a
+                    # weak optimizer (below the truth) from a model that prefers another partition
+                    scores[name][method].append(score(y, labels, structure, method)
+                                                + (objective(K, A, partition_matrix(labels, c, normalized=True)),))
+                for r in args.ranks:
+                    start = time.perf_counter()
+                    labels = sdplr(K, A, r, rep)
+                    by_rank[name][r]["time"].append(time.perf_counter() - start)
+                    by_rank[name][r]["acc"].append(score(y, labels, structure, "SDPLR")[0])
+    parts = []
     for name in args.datasets:
-        for rep in tqdm(range(args.repetitions), desc=name):
-            X, y, structure = load(name, rep)
-            K, A = center(rbf(X)), output_kernel(structure)
-            c = A.shape[0]
-            truth[name].append(objective(K, A, partition_matrix(y, c, normalized=True)))
-            for method in methods:
-                labels = cluster(method, X, K, A, rep)
-                # the objective (2.4) of the partition found, against the ground truth's: tells a
-                # weak optimizer (below the truth) from a model that prefers another partition
-                scores[name][method].append(score(y, labels, structure, method)
-                                            + (objective(K, A, partition_matrix(labels, c, normalized=True)),))
-            for r in args.ranks:
-                start = time.perf_counter()
-                labels = sdplr(K, A, r, rep)
-                by_rank[name][r]["time"].append(time.perf_counter() - start)
-                by_rank[name][r]["acc"].append(score(y, labels, structure, "SDPLR")[0])
-    lines = []
-    for name in args.datasets:
-        lines += [f"\n### {name} ({args.repetitions} repetitions; mean ± std)\n",
-                  "| method | acc (%) | NMI (%) | loss | objective (2.4) | paper acc / NMI / loss |",
-                  "|---|---|---|---|---|---|"]
+        rows = []
         for method in methods:
             s = np.array(scores[name][method])
             paper = PAPER.get(name, {}).get(method)
-            ref = "–" if paper is None else f"{paper[0]:.2f} / {paper[1]:.2f} / {paper[2]:.2f}"
             tag = "" if method in STRUCTURED else " (structure-less)"
             # a structure-less method's cluster numbers are arbitrary, so (2.4) under A means nothing
-            obj = f"{s[:, 3].mean():.2f}" if method in STRUCTURED else "–"
-            lines.append(f"| {method}{tag} | {s[:, 0].mean():.2f} ± {s[:, 0].std():.2f} | "
-                         f"{s[:, 1].mean():.2f} ± {s[:, 1].std():.2f} | {s[:, 2].mean():.2f} ± {s[:, 2].std():.2f} | "
-                         f"{obj} | {ref} |")
-        lines.append(f"| ground truth | 100 | 100 | 0 | {np.mean(truth[name]):.2f} | – |")
-        lines += ["", "| rank r | " + " | ".join(map(str, args.ranks)) + " |",
-                  "|---|" + "---|" * len(args.ranks),
-                  "| SDPLR acc (%) | " + " | ".join(f"{np.mean(by_rank[name][r]['acc']):.1f}" for r in args.ranks) + " |",
-                  "| time (s) | " + " | ".join(f"{np.mean(by_rank[name][r]['time']):.2f}" for r in args.ranks) + " |"]
-    text = ("Table 1 design on the cvxclust image sets (see the script's docstring for the data and "
-            "the scoring).\n" + "\n".join(lines) + "\n")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "table1.md").write_text(text)
-    (args.out / "table1.json").write_text(json.dumps({"scores": scores, "truth_objective": truth, "by_rank": {
-        d: {str(r): v for r, v in by_rank[d].items()} for d in by_rank}}, indent=1))
-    plot(by_rank, args.ranks, args.out / "table1.png")
+            rows.append([f"{method}{tag}", f"{s[:, 0].mean():.2f} ± {s[:, 0].std():.2f}",
+                         f"{s[:, 1].mean():.2f} ± {s[:, 1].std():.2f}", f"{s[:, 2].mean():.2f} ± {s[:, 2].std():.2f}",
+                         f"{s[:, 3].mean():.2f}" if method in STRUCTURED else "–",
+                         "–" if paper is None else f"{paper[0]:.2f} / {paper[1]:.2f} / {paper[2]:.2f}"])
+        rows.append(["ground truth", 100, 100, 0, f"{np.mean(truth[name]):.2f}", "–"])
+        parts += [f"### {name} ({args.repetitions} repetitions; mean ± std)",
+                  markdown_table(["method", "acc (%)", "NMI (%)", "loss", "objective (2.4)", "paper acc / NMI / loss"],
+                                 rows),
+                  markdown_table(["rank r", *map(str, args.ranks)], [
+                      ["SDPLR acc (%)", *(f"{np.mean(by_rank[name][r]['acc']):.1f}" for r in args.ranks)],
+                      ["time (s)", *(f"{np.mean(by_rank[name][r]['time']):.2f}" for r in args.ranks)]])]
+    text = "\n\n".join(parts)
+    write_results(args.out, "table1", "Table 1 and Figures 3-4 of the CLUHSIC paper, on the cvxclust image sets",
+                  "See the docstring of `benchmarks/reproduce_table1.py` for the data and the scoring.", text,
+                  {"options": options_record(args), "scores": scores, "truth_objective": truth,
+                   "by_rank": {d: {str(r): v for r, v in by_rank[d].items()} for d in by_rank}},
+                  env, plot=lambda path: plot(by_rank, args.ranks, path))
     print(text)
     return 0
 
 
 def plot(by_rank, ranks, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -186,6 +187,7 @@ def plot(by_rank, ranks, path):
         ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
