@@ -5,8 +5,8 @@ import this module as ``_harness``.  It provides:
 
 * :func:`run_case`: run one case -- a module-level function of the calling script -- in a fresh
   Python process, with a timeout and an optional BLAS thread limit, and return the function's
-  JSON row together with the process's wall time and peak resident memory (``ru_maxrss`` of the
-  child, read by ``os.wait4``, so every case's memory is its own);
+  JSON row together with the process's wall time and peak resident memory (its own, see
+  :func:`peak_rss_kb`);
 * :func:`eigh_seconds`: the time of one full ``numpy.linalg.eigh`` of an ``n x n`` symmetric
   matrix, run like a case, so that solve times can also be read in eigendecompositions of the
   same size measured in the same run;
@@ -180,6 +180,24 @@ def markdown_table(header: list[str], rows: list) -> str:
 # ----------------------------------------------------------------------------------------------
 # running a case in its own process
 # ----------------------------------------------------------------------------------------------
+def peak_rss_kb(pid: int | str = "self") -> float | None:
+    """Peak resident memory (kB) of process ``pid``: ``VmHWM`` of ``/proc/<pid>/status``.
+
+    That is the high-water mark of the process's own address space.  ``ru_maxrss`` is not: after
+    ``fork``/``exec`` it also holds the peak of the process that started it (Linux keeps it across
+    ``exec``), so a case started from a large process would report that process's memory.  None
+    where ``/proc`` is missing.
+    """
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def run_case(script: str | os.PathLike, function: str, *args, timeout: float, threads: int | None = None,
              row: dict | None = None) -> dict:
     """Run ``function(*args)`` of ``script`` in a fresh Python process.
@@ -202,8 +220,8 @@ def run_case(script: str | os.PathLike, function: str, *args, timeout: float, th
     -------
     dict
         ``row``, then the function's dict, then ``wall`` (seconds of the process),
-        ``peak_rss_mb`` (its peak resident memory) and ``base_rss_mb`` (the memory before the
-        function was called, after the script's imports).  A case killed at the timeout has
+        ``peak_rss_mb`` (its peak resident memory, :func:`peak_rss_kb`) and ``base_rss_mb`` (the
+        memory before the function was called, after the script's imports).  A case killed at the timeout has
         ``status = "killed after <timeout> s"``; a case that raised has ``status = "failed:
         <last line of its error>"``.
     """
@@ -216,8 +234,10 @@ def run_case(script: str | os.PathLike, function: str, *args, timeout: float, th
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     killed = threading.Event()
+    peak_at_kill: list[float | None] = []
 
     def kill():
+        peak_at_kill.append(peak_rss_kb(proc.pid))
         killed.set()
         proc.kill()
 
@@ -234,16 +254,17 @@ def run_case(script: str | os.PathLike, function: str, *args, timeout: float, th
     proc.returncode = os.waitstatus_to_exitcode(status)
     timer.cancel()
     wall = time.perf_counter() - start
-    peak = usage.ru_maxrss / 1024  # kB on Linux
+    peak = usage.ru_maxrss  # kB on Linux; an upper bound (see peak_rss_kb), for a case that died
     if killed.is_set():
+        peak = peak_at_kill[0] if peak_at_kill and peak_at_kill[0] is not None else peak
         return row | {"status": f"killed after {timeout:g} s", "time": math.nan, "wall": wall,
-                      "peak_rss_mb": peak}
+                      "peak_rss_mb": peak / 1024}
     if proc.returncode != 0 or not out_lines:
         tail = " ".join(err.strip().splitlines()[-1:])[:120]
-        return row | {"status": f"failed: {tail}", "time": math.nan, "wall": wall, "peak_rss_mb": peak}
+        return row | {"status": f"failed: {tail}", "time": math.nan, "wall": wall, "peak_rss_mb": peak / 1024}
     result = json.loads(out_lines[-1])
-    base = result.pop("_base_rss_kb")
-    return row | result | {"wall": wall, "peak_rss_mb": peak, "base_rss_mb": base / 1024}
+    base, peak = result.pop("_base_rss_kb"), result.pop("_peak_rss_kb") or peak
+    return row | result | {"wall": wall, "peak_rss_mb": peak / 1024, "base_rss_mb": base / 1024}
 
 
 def _worker(payload: str) -> None:
@@ -253,9 +274,9 @@ def _worker(payload: str) -> None:
     spec = importlib.util.spec_from_file_location(Path(script).stem, script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = peak_rss_kb() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = getattr(module, function)(*args)
-    print(json.dumps(result | {"_base_rss_kb": base}, default=_json_default))
+    print(json.dumps(result | {"_base_rss_kb": base, "_peak_rss_kb": peak_rss_kb()}, default=_json_default))
 
 
 def eigh_case(n: int) -> dict:

@@ -133,7 +133,7 @@ def _value(table: dict, key: str, where: str, path, types, *, required: bool = F
             raise _fail(path, where, "missing")
         return default
     value = table[key]
-    # bool is an int in Python; TOML keeps them apart, so do we
+    # bool is an int in Python; TOML keeps them apart, and so does the catalogue
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
         expected = " or ".join(t.__name__ for t in _as_tuple(types))
         raise _fail(path, where, f"must be of type {expected}, got {value!r}")

@@ -27,6 +27,14 @@ clusters (tree loss, ring loss).  This package holds what both families need abo
 Conventions: a permutation is an int array ``perm`` with ``perm[k]`` the new label of cluster
 ``k`` (so ``perm[y_pred]`` relabels a prediction), as ``cvxclust.metrics`` expects
 (``p[cluster] = class``).  Kernel automorphisms satisfy ``A[perm][:, perm] == A``.
+
+References
+----------
+W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the CLUHSIC
+Algorithm", SIAM International Conference on Data Mining (SDM), 2010.
+
+W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the Loss Function into
+Discriminative Clustering of Structured Outputs", IEEE Transactions on Neural Networks, 2010.
 """
 
 from __future__ import annotations
