@@ -119,3 +119,36 @@ def check_labels(labels, n_samples: int | None = None, n_clusters: int | None = 
         raise ValueError(f"{name} must lie in {low}..{n_clusters - 1 if n_clusters else 'n_clusters-1'}, "
                          f"got values in {labels.min()}..{labels.max()}")
     return labels
+
+
+def rounding_rtol(M, rtol: float = 1e-10) -> float:
+    """``rtol``, raised to ``sqrt(n) eps`` for an n x n input of a floating dtype whose
+    precision ``eps`` cannot meet it: the error of the eigenvalues (and the asymmetry) of a
+    matrix rounded to float32 is of that order relative to its norm, so such a kernel is not
+    refused for its precision."""
+    dtype = getattr(M, "dtype", None)
+    if dtype is None or not np.issubdtype(dtype, np.floating) or np.ndim(M) == 0:
+        return rtol
+    return max(rtol, float(np.sqrt(max(np.shape(M)[0], 1))) * float(np.finfo(dtype).eps))
+
+
+def check_psd_eigenvalues(w: np.ndarray, name: str, rtol: float) -> None:
+    """Raise unless the ascending eigenvalues ``w`` are >= ``-rtol * max|w|``."""
+    if w[0] < -rtol * max(np.abs(w).max(), 1e-300):
+        raise ValueError(f"{name} must be positive semidefinite (smallest eigenvalue {w[0]:.3g})")
+
+
+def check_kernel(K, name: str = "K", *, psd: bool = False, min_size: int = 1, rtol: float = 1e-10) -> np.ndarray:
+    """:func:`check_square_matrix` (symmetric, finite) and, with ``psd``, positive
+    semidefinite, both to ``rtol`` raised to the precision of K's dtype (:func:`rounding_rtol`).
+    Returns a new float64 array."""
+    if not hasattr(K, "dtype"):
+        try:
+            K = np.asarray(K)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a numeric matrix") from None
+    rtol = rounding_rtol(K, rtol)
+    K = check_square_matrix(K, name, min_size=min_size, rtol=rtol)
+    if psd:
+        check_psd_eigenvalues(np.linalg.eigvalsh(K), name, rtol)
+    return K

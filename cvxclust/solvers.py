@@ -18,9 +18,10 @@ the clock that also gives :attr:`Result.time`, the history rows, the progress ba
 
 A point is called optimal only when the *relaxation's own* :meth:`~cvxclust.Relaxation.residuals`
 are below ``residual_tol``: a solver may report cheaper residuals of its own at checks, but
-before the core stops on them it recomputes them with the relaxation, and from then on trusts
-only the relaxation's.  A solver registered on a subclass that adds a constraint it does not
-handle therefore never claims ``"optimal"``.
+before the core stops on them it recomputes them with the relaxation.  Where those exceed
+``residual_tol`` although the solver's own are met, the solver cannot see the violated
+constraint (a solver registered on a subclass that adds a constraint it does not handle): the
+core stops with status ``"stalled"`` and a warning that says so, never ``"optimal"``.
 
 The design follows jaxopt's ``IterativeSolver`` (the base owns ``run``; solvers supply
 ``init_state`` and ``update``) and pymanopt's optimizers (one result type, the stopping reasons
@@ -30,6 +31,7 @@ in one place).
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -135,6 +137,10 @@ class IterativeSolver:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        # parameters become attributes of the instance: one must not hide a method
+        clashes = sorted(k for k in cls.parameters if callable(getattr(cls, k, None)))
+        if clashes:
+            raise TypeError(f"{cls.__name__}: parameters {clashes} would hide methods of the same name")
         # the signature that help() and IDEs show is the parameter table's
         params = [inspect.Parameter("relaxation", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=p.default)
@@ -248,12 +254,17 @@ class IterativeSolver:
             worst = max(residuals.values(), default=0.0)
             passed = worst <= self.residual_tol
             if not passed:
+                # the solver's own tests are met, so iterating on cannot reduce a residual it does
+                # not see: stop now, honestly
                 self._trust_residuals = False
+                self.status = "stalled"
                 self._stop_note = (
                     f"the relaxation's residuals ({worst:.2e}) exceed residual_tol where the solver's own "
                     f"are met: {self.method} may not handle every constraint of {type(self.relaxation).__name__}")
         row.update(certificate.figures)
-        row.update(objective=objective, dual_bound=self.bound, relative_gap=gap, max_residual=worst)
+        finite = bool(np.isfinite(self.bound))
+        row.update(objective=objective, dual_bound=self.bound if finite else None,
+                   relative_gap=gap if finite else None, max_residual=worst)
         self._last = (certificate, objective, residuals)
         return passed
 
@@ -327,14 +338,26 @@ class IterativeSolver:
 
     def _warn(self, iterations: int) -> None:
         last = self.history[-1] if self.history else {}
+        gap = last.get("relative_gap")
+        figures = [] if gap is None else [f"relative gap {gap:.2e} (tol={self.tol:g})"]
+        figures.append(f"worst residual {last.get('max_residual', np.inf):.2e} (residual_tol={self.residual_tol:g})")
         note = f"; {self._stop_note}" if self._stop_note else ""
         warnings.warn(
-            f"{self.method} stopped after {iterations} iterations ({STOP_REASONS[self.status]}) with relative gap "
-            f"{last.get('relative_gap', np.inf):.2e} (tol={self.tol:g}) and worst residual "
-            f"{last.get('max_residual', np.inf):.2e} (residual_tol={self.residual_tol:g}){note}",
+            f"{self.method} stopped after {iterations} iterations ({STOP_REASONS[self.status]}) with "
+            f"{' and '.join(figures)}{note}",
             ConvergenceWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside the package (the
+    user's call), however deep inside the package it is raised."""
+    package = __name__.split(".")[0]
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == package:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def balance_penalty(iteration: int, rho: float, U, r_primal: float, r_dual: float, mu: float, every: int):

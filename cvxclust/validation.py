@@ -9,14 +9,20 @@ the speed ratio ``time_ref / time``, and pass/fail against tolerances.
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import asdict, dataclass, field
+from numbers import Real
 
 import numpy as np
 
-from ._relaxation import Relaxation, Result
+from ._relaxation import Relaxation
+from .parameters import Interval, validate_parameter
+from .result import Result
 
 __all__ = ["validate", "compare", "Comparison", "ValidationReport"]
+
+_TOLERANCE = [Interval(Real, 0, None, closed="neither")]
 
 
 @dataclass
@@ -46,8 +52,17 @@ def compare(
     tol_solution: float | None = None,
 ) -> Comparison:
     """Measure ``result`` against ``reference``; ``tol_solution=None`` reports without judging."""
+    for name, value in (("tol_objective", tol_objective), ("tol_residual", tol_residual)):
+        validate_parameter(name, value, _TOLERANCE, "compare")
+    validate_parameter("tol_solution", tol_solution, [*_TOLERANCE, None], "compare")
+    for name, value in (("result", result), ("reference", reference)):
+        if not isinstance(value, Result):
+            raise TypeError(f"{name} must be a cvxclust.Result, got {type(value).__name__}")
+    if np.shape(result.X) != np.shape(reference.X):
+        raise ValueError(f"result.X has shape {np.shape(result.X)} but reference.X has shape {np.shape(reference.X)}")
+    # agreement with the reference (not a duality gap): an absolute floor lets a zero optimum compare
     obj_gap = abs(result.objective - reference.objective) / max(abs(reference.objective), 1e-12)
-    dist = float(np.linalg.norm(result.X - reference.X) / max(np.linalg.norm(reference.X), 1e-12))
+    dist = float(np.linalg.norm(result.X - reference.X) / max(np.linalg.norm(reference.X), 1e-300))
     failures = []
     if not np.isfinite(obj_gap) or obj_gap > tol_objective:
         failures.append(f"objective gap {obj_gap:.2e} > {tol_objective:g}")
@@ -105,6 +120,31 @@ class ValidationReport:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
+    def __repr__(self) -> str:
+        verdict = "passed" if self.passed else "FAILED"
+        methods = ", ".join(f"{c.method}: {'pass' if c.passed else 'FAIL'}" for c in self.comparisons)
+        return (f"ValidationReport(name={self.name!r}, {verdict}, reference={self.reference.method!r} "
+                f"objective={self.reference.objective:.10g}, {methods})")
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def _repr_html_(self) -> str:
+        ref = self.reference
+        head = ["method", "status", "objective gap", "solution distance", "max residual", "duality gap",
+                "iterations", "time (s)", "speed-up", "check"]
+        rows = []
+        for c in self.comparisons:
+            gap = "n/a" if c.relative_duality_gap is None else f"{c.relative_duality_gap:.1e}"
+            check = "pass" if c.passed else "FAIL: " + "; ".join(c.failures)
+            cells = [c.method, c.status, f"{c.objective_gap:.1e}", f"{c.solution_distance:.1e}",
+                     f"{c.max_residual:.1e}", gap, str(c.iterations), f"{c.time:.3f}", f"{c.speedup:.1f}x", check]
+            rows.append("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in cells) + "</tr>")
+        caption = html.escape(f"{self.name}: reference {ref.method}, objective {ref.objective:.10g}, "
+                              f"status {ref.status}, time {ref.time:.3f} s")
+        header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+        return f"<table><caption>{caption}</caption>{header}{''.join(rows)}</table>"
+
     def to_markdown(self) -> str:
         ref = self.reference
         lines = [
@@ -155,11 +195,31 @@ def validate(
         Pass/fail thresholds on relative objective gap, worst residual and (if given) relative
         distance between solutions.
     """
+    if not isinstance(relaxation, Relaxation):
+        raise TypeError(f"relaxation must be a cvxclust.Relaxation, got {type(relaxation).__name__}")
+    for key, value in (("tol_objective", tol_objective), ("tol_residual", tol_residual)):
+        validate_parameter(key, value, _TOLERANCE, "validate")
+    validate_parameter("tol_solution", tol_solution, [*_TOLERANCE, None], "validate")
+    for key, value in (("reference_options", reference_options), ("method_options", method_options)):
+        validate_parameter(key, value, ["dict", None], "validate")
     all_methods = [m for m in relaxation.methods() if m != "reference"]
+    if not all_methods:
+        raise ValueError(
+            f"{type(relaxation).__name__} has no registered scalable solver, so there is nothing to validate "
+            f"against the reference: register one with {type(relaxation).__name__}.register_solver(name, func), "
+            "or solve the reference alone with relaxation.solve('reference')")
+    if isinstance(methods, str):
+        methods = [methods]
     methods = all_methods if methods is None else list(methods)
+    if not methods:
+        raise ValueError(f"methods is empty: nothing to validate; registered methods are {all_methods}")
     for m in methods:
         if m not in all_methods:
             raise ValueError(f"Unknown method {m!r} for {relaxation.name}; valid methods are {all_methods}")
+    unknown = set(method_options or {}) - set(methods)
+    if unknown:
+        raise ValueError(f"method_options names methods that are not validated: {sorted(unknown)}; "
+                         f"validated methods are {methods}")
     reference = relaxation.solve("reference", solver=reference_solver, **(reference_options or {}))
     method_options = method_options or {}
     results, comparisons = {}, []

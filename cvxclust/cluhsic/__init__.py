@@ -1,30 +1,28 @@
 """CLUHSIC: clustering by maximizing HSIC with structured outputs, and its relaxations.
 
-Source: Yang, Kwok & Lu, "Spectral and semidefinite relaxations of the CLUHSIC algorithm"
-(SDM 2010), ``../shared/papers/cluhsic_spectral_sdp_relaxations.txt``; equation numbers in the
+Source: W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the CLUHSIC
+Algorithm", SIAM International Conference on Data Mining (SDM), 2010; equation numbers in the
 docstrings are that paper's.
 """
 
-from ._heuristics import HeuristicResult, cccp, greedy, nmf, spectral
+from ._admm import ADMM, admm
 from ._estimator import CLUHSIC
-from ._lowrank import LowRankResult, lowrank, lowrank_objective, lowrank_residuals
+from ._factor import lowrank_objective, lowrank_residuals
+from ._heuristics import cccp, greedy, nmf, spectral
+from ._lowrank import LowRank, lowrank
 from ._objectives import hsic, objective, partition_matrix
 from ._rounding import alternating_projection, round_best, round_lowrank, round_sdp
 from ._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
 from ._special_cases import diffrac_cost, diffrac_kernel, diskmeans_criterion, diskmeans_kernel
+from ..result import Result as HeuristicResult  # the name cvxclust.cluhsical._greedy imports; not public
 
 __all__ = [
+    "ADMM",
     "CLUHSIC",
     "CLUHSICSDP",
-    "HeuristicResult",
-    "LowRankResult",
+    "LowRank",
+    "admm",
     "alternating_projection",
-    "lowrank",
-    "lowrank_objective",
-    "lowrank_residuals",
-    "round_best",
-    "round_lowrank",
-    "round_sdp",
     "cccp",
     "cluhsic_sdp_problem",
     "diffrac_cost",
@@ -34,8 +32,14 @@ __all__ = [
     "greedy",
     "hsic",
     "lift",
+    "lowrank",
+    "lowrank_objective",
+    "lowrank_residuals",
     "nmf",
     "objective",
     "partition_matrix",
+    "round_best",
+    "round_lowrank",
+    "round_sdp",
     "spectral",
 ]

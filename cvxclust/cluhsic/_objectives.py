@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_int_range, check_labels, check_square_matrix
+from .._checks import check_int_range, check_kernel, check_labels
 
-__all__ = ["hsic", "objective", "partition_matrix"]
+__all__ = ["hsic", "objective", "partition_matrix", "trace_objective"]
 
 
 def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np.ndarray:
@@ -35,16 +35,45 @@ def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np
 
 def objective(K, A, P) -> float:
     """``tr(K P A P^T)``, the CLUHSIC objective (2.3)/(2.4) for a (normalized) partition matrix P
-    or any relaxed m x c matrix."""
-    K, A, P = np.asarray(K, dtype=float), np.asarray(A, dtype=float), np.asarray(P, dtype=float)
+    or any relaxed m x c matrix.
+
+    Parameters
+    ----------
+    K : array-like of shape (m, m)
+        Symmetric finite input kernel.
+    A : array-like of shape (c, c)
+        Symmetric finite output kernel.
+    P : array-like of shape (m, c)
+        Finite (normalized) partition matrix, e.g. :func:`partition_matrix` of some labels.
+
+    Returns
+    -------
+    float
+    """
+    K = check_kernel(K, "K")
+    A = check_kernel(A, "A")
+    try:
+        P = np.asarray(P, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("P must be a numeric matrix") from None
+    if P.shape != (K.shape[0], A.shape[0]):
+        raise ValueError(f"P must have shape (m, c) = {(K.shape[0], A.shape[0])} for K and A, got {P.shape}")
+    if not np.all(np.isfinite(P)):
+        raise ValueError("P contains NaN or infinite entries")
+    return trace_objective(K, A, P)
+
+
+def trace_objective(K: np.ndarray, A: np.ndarray, P: np.ndarray) -> float:
+    """``tr(K P A P^T)`` of float arrays of matching shapes, unchecked (for solvers whose inputs
+    were checked at the door; users call :func:`objective`)."""
     return float(np.sum((K @ P) * (P @ A)))
 
 
 def hsic(K, L, *, centered: bool = False) -> float:
     """Empirical HSIC (2.1): ``(m-1)^{-2} tr(H K H L)``, H = I - 11^T/m; with ``centered=True``
     K is taken as already centred and (2.2) ``(m-1)^{-2} tr(K L)`` is returned."""
-    K = check_square_matrix(K, "K", min_size=2)
-    L = check_square_matrix(L, "L")
+    K = check_kernel(K, "K", min_size=2)
+    L = check_kernel(L, "L")
     if L.shape != K.shape:
         raise ValueError(f"L must have the shape of K {K.shape}, got {L.shape}")
     m = K.shape[0]

@@ -24,15 +24,22 @@ known ones (an all-zero row would otherwise go to cluster 0).
 
 from __future__ import annotations
 
+import warnings
+from numbers import Integral
+from types import SimpleNamespace
+
 import numpy as np
 import scipy.linalg as sla
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 
-from .._checks import check_int_range, check_positive, check_square_matrix
-from .._stopping import IterationMonitor
-from ._lowrank import _check_factor
-from ._objectives import check_labels
+from .._checks import check_int_range, check_kernel, check_labels, check_positive, check_square_matrix
+from ..parameters import Interval
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ._factor import check_factor
+from ._objectives import partition_matrix, trace_objective
 
-__all__ = ["alternating_projection", "round_best", "round_lowrank", "round_sdp"]
+__all__ = ["AlternatingProjection", "alternating_projection", "round_best", "round_lowrank", "round_sdp"]
 
 
 def _check_sizes(m, c) -> tuple[int, int]:
@@ -45,6 +52,41 @@ def _stiefel(Pi: np.ndarray) -> np.ndarray:
     """Polar factor ``U`` of ``Pi = U H``: with the thin SVD ``Pi = W S V^T``, ``U = W V^T``."""
     W, _, Vt = np.linalg.svd(Pi, full_matrices=False)
     return W @ Vt
+
+
+class AlternatingProjection(IterativeSolver):
+    """The iteration of :func:`alternating_projection` on the core loop: one iteration is one
+    Stiefel and one nonnegative projection, its figure the change ``||Pi_new - Pi_old||_F``
+    (also the certificate's objective: there is no objective to optimize); the method's own
+    rule, the change at most ``tol``, ends it with status ``"converged"``."""
+
+    method = "alternating projection"
+    parameters = IterativeSolver.parameters | {
+        "tol": Param(1e-10, POSITIVE),
+        "max_iter": Param(100, [Interval(Integral, 1, None, closed="left")]),
+        "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
+    }
+
+    def __init__(self, Pi0: np.ndarray, mask, **params):
+        super().__init__(None, **params)
+        self.Pi0, self.mask = Pi0, mask
+
+    def size(self) -> int:
+        return int(self.Pi0.shape[0])
+
+    def init_state(self):
+        return SimpleNamespace(Pi=_project_nonnegative(self.Pi0, self.mask), change=np.inf)
+
+    def step(self, state, iteration):
+        new = _project_nonnegative(_stiefel(state.Pi), self.mask)
+        state.change = float(np.linalg.norm(new - state.Pi))
+        state.Pi = new
+        if state.change <= self.tol:
+            self.converge()
+        return {"change": state.change}
+
+    def certify(self, state, bound, final=False):
+        return Certificate(state.Pi, None, state.change, {})
 
 
 def alternating_projection(
@@ -84,16 +126,8 @@ def alternating_projection(
         mask = np.ones((m, c), dtype=bool)
         mask[labelled] = False
         mask[labelled, known[labelled]] = True
-    monitor = IterationMonitor("alternating projection", tol=tol, max_iter=max_iter, time_limit=np.inf)
-    Pi = _project_nonnegative(Pi, mask)
-    for _ in monitor:
-        new = _project_nonnegative(_stiefel(Pi), mask)
-        change = float(np.linalg.norm(new - Pi))
-        Pi = new
-        monitor.record(change=change)
-        if change <= tol:
-            monitor.converged()
-    return Pi, monitor.iterations
+    result = AlternatingProjection(Pi, mask, max_iter=max_iter, tol=tol).run()
+    return result.X, result.iterations
 
 
 def _project_nonnegative(Pi: np.ndarray, mask) -> np.ndarray:
@@ -191,7 +225,7 @@ def _check_common(Y, m, c, max_iter, tol, name):
     """Check the iteration limits and, unless None, the factor Y (a vector is taken as r = 1)."""
     check_int_range(max_iter, "max_iter", 1)
     check_positive(tol, "tol")
-    return None if Y is None else _check_factor(Y, m, c, name)
+    return None if Y is None else check_factor(Y, m, c, name)
 
 
 def round_best(Y, K, A, *, known=None, n_candidates: int = 10, normalized: bool = True,
@@ -226,15 +260,8 @@ def round_best(Y, K, A, *, known=None, n_candidates: int = 10, normalized: bool 
     labels : ndarray of shape (m,)
     P : ndarray of shape (m, c)
     """
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.utils import check_random_state
-
-    from ._objectives import objective, partition_matrix
-
-    K = check_square_matrix(K, "K")
-    A = check_square_matrix(A, "A")
+    K = check_kernel(K, "K")
+    A = check_kernel(A, "A")
     m, c = _check_sizes(K.shape[0], A.shape[0])
     Y = _check_common(Y, m, c, max_iter, tol, "Y")
     check_int_range(n_candidates, "n_candidates", 0)
@@ -249,7 +276,7 @@ def round_best(Y, K, A, *, known=None, n_candidates: int = 10, normalized: bool 
         warnings.simplefilter("ignore", ConvergenceWarning)
         for v in candidates:
             labels, P = _round_vector(v, m, c, known, max_iter, tol)
-            value = objective(K, A, partition_matrix(labels, c, normalized=normalized))
+            value = trace_objective(K, A, partition_matrix(labels, c, normalized=normalized))
             if value > best_value:
                 best, best_value = (labels, P), value
     return best

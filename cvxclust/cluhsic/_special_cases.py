@@ -20,10 +20,13 @@ import scipy.linalg as sla
 from .._checks import (
     check_data_matrix,
     check_int_range,
+    check_kernel,
+    check_labels,
     check_positive,
-    check_square_matrix,
+    check_psd_eigenvalues,
+    rounding_rtol,
 )
-from ._objectives import check_labels, partition_matrix
+from ._objectives import partition_matrix
 
 __all__ = ["diffrac_cost", "diffrac_kernel", "diskmeans_criterion", "diskmeans_kernel"]
 
@@ -153,7 +156,7 @@ def diffrac_cost(X, labels, kappa: float, A=None, *, intercept: bool = False) ->
         lab = np.asarray(labels)
         c = int(lab.max()) + 1 if lab.ndim == 1 else lab.shape[1]
         A = np.eye(c)
-    A = check_square_matrix(A, "A")
+    A = check_kernel(A, "A")
     Pi = _as_partition(labels, m, A.shape[0], "labels")
     K = diffrac_kernel(X, kappa, center=intercept)
     L = Pi @ A @ Pi.T
@@ -186,11 +189,11 @@ def diskmeans_kernel(K, lam: float) -> np.ndarray:
     K_tilde : ndarray of shape (m, m)
         Symmetric, eigenvalues in [0, 1).
     """
-    K = check_square_matrix(K, "K")
+    rtol = rounding_rtol(K)
+    K = check_kernel(K, "K")
     check_positive(lam, "lam")
     w, U = sla.eigh(K)
-    if w[0] < -1e-10 * max(np.abs(w).max(), 1e-300):
-        raise ValueError(f"K must be positive semidefinite (smallest eigenvalue {w[0]:.3g})")
+    check_psd_eigenvalues(w, "K", rtol)
     w = np.maximum(w, 0.0)
     Kt = (U * (w / (w + lam))) @ U.T
     return (Kt + Kt.T) / 2
@@ -243,15 +246,15 @@ def diskmeans_criterion(K, A, P, lam: float, n_components: int, *, rank_tol: flo
     -------
     float, or (float, ndarray)
     """
-    K = check_square_matrix(K, "K")
-    A = check_square_matrix(A, "A")
+    rtol = rounding_rtol(K)
+    K = check_kernel(K, "K")
+    A = check_kernel(A, "A")
     check_positive(lam, "lam")
     check_positive(rank_tol, "rank_tol")
     m = K.shape[0]
     P = _as_partition(P, m, A.shape[0], "P", normalized=True)
     w, U = sla.eigh(K)
-    if w[0] < -1e-10 * max(np.abs(w).max(), 1e-300):
-        raise ValueError(f"K must be positive semidefinite (smallest eigenvalue {w[0]:.3g})")
+    check_psd_eigenvalues(w, "K", rtol)
     keep = w > rank_tol * max(w[-1], 1e-300)
     w, U = w[keep], U[:, keep]
     b = check_int_range(n_components, "n_components", 1, w.size)

@@ -1,14 +1,17 @@
 """Semidefinite spectral clustering (ssc): Frobenius normalizations with and without the
 p.s.d. constraint, their solvers, and the classic normalizations they are compared to.
 
-Source: Y. Yan, C. Shen, H. Wang, "Efficient semidefinite spectral clustering via Lagrange
-duality", IEEE TIP 2014 (equation numbers in docstrings are that paper's).
+Source: Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange
+Duality", IEEE Transactions on Image Processing, 2014 (equation numbers in docstrings are that
+paper's).
 """
 
-from . import _lagrange_dual  # noqa: F401  (registers LD-SSC1/2 and successive projections)
 from ._admm import admm
 from ._estimator import SemidefiniteSpectralClustering
+from ._lagrange_dual import ld_ssc1, ld_ssc2
 from ._normalize import NORMALIZATIONS, normalize
 from ._relaxations import FrobeniusDS, FrobeniusPSD
+from ._successive_projections import successive_projections
 
-__all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "NORMALIZATIONS", "SemidefiniteSpectralClustering", "normalize"]
+__all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "ld_ssc1", "ld_ssc2", "NORMALIZATIONS", "SemidefiniteSpectralClustering",
+           "normalize", "successive_projections"]

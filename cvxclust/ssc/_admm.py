@@ -15,7 +15,7 @@ Choices that make it fast, measured in ``benchmarks/``:
 * ``Pi_C1`` for (7) is one eigendecomposition (``e e^T + (J Y J)_+``), and only the smaller
   side of the spectrum is computed (:class:`cvxclust.linalg.PSDProjector`);
 * over-relaxation ``alpha = 1.6`` cuts the iteration count by about a third;
-* the penalty follows residual balancing (Boyd et al. 2011, sec. 3.4.1): doubled or halved
+* the penalty follows residual balancing (Boyd et al., below, sec. 3.4.1): doubled or halved
   when the primal and dual residuals differ by more than ``mu``;
 * the multiplier of ``F >= 0`` is ``Q = -rho U``; ``g(max(Q, 0))`` is a certified lower bound,
   evaluated every ``bound_every`` iterations, and at the checks every ``check_every`` iterations
@@ -36,6 +36,11 @@ best dual bound is below ``tol``, so "optimal" means an exactly feasible point w
 relative suboptimality below ``tol``.  Where restoring costs more than ``tol`` (a subclass whose
 ``restore`` is cruder), F itself is the candidate once its negative entries are below
 ``residual_tol``.
+
+References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
+Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
+in Machine Learning, 2011; Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering
+via Lagrange Duality", IEEE Transactions on Image Processing, 2014.
 """
 
 from __future__ import annotations
@@ -48,10 +53,10 @@ import numpy as np
 from ..parameters import Interval
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, balance_penalty
-from ._relaxations import FrobeniusDS, FrobeniusPSD, negativity, project_row_sums
+from ._relaxations import FrobeniusDS, FrobeniusPSD, FrobeniusSolver, negativity, project_row_sums
 
 
-class ADMM(IterativeSolver):
+class ADMM(FrobeniusSolver):
     """Solve (6)/(7) by ADMM; see the module docstring.
 
     Parameters

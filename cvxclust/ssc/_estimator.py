@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from .._checks import check_choice, check_n_clusters
-from ..kernels import affinity
+from ..kernels import affinity, median_distance
+from ..linalg import blas_threads
+from ..parameters import Interval, Options, validate_parameter, validate_parameters
 from ..rounding import round_labels
 from ._normalize import NORMALIZATIONS, normalize
 from ._relaxations import FrobeniusDS, FrobeniusPSD
 
 __all__ = ["SemidefiniteSpectralClustering"]
 
-AFFINITIES = ("rbf", "polynomial", "nearest_neighbors", "precomputed")
-ASSIGN_LABELS = ("discretize", "kmeans")
+_RELAXATIONS = {"frobenius": FrobeniusDS, "frobenius-psd": FrobeniusPSD}
 
 
 class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
@@ -34,23 +35,30 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, default=2
-        Number of clusters, ``2 <= n_clusters <= n_samples``.
+    n_clusters : int, default=8
+        Number of clusters, at most n_samples.  ``n_clusters=1`` puts every point in one
+        cluster without normalizing.
     affinity : {"rbf", "polynomial", "nearest_neighbors", "precomputed"}, default="rbf"
-        ``"rbf"``: ``exp(-||a - b||^2 / delta^2)``; ``"polynomial"``: ``(a.b + 1)^degree``;
-        ``"nearest_neighbors"``: symmetric kNN connectivity; ``"precomputed"``: X is K.
-    delta : float, default=None
-        rbf width; None uses the median pairwise distance.
+        ``"rbf"``: ``exp(-gamma ||a - b||^2)``; ``"polynomial"``: ``(a.b + 1)^degree``;
+        ``"nearest_neighbors"``: symmetric kNN connectivity (:func:`cvxclust.kernels.knn_affinity`);
+        ``"precomputed"``: X is the affinity K (square and symmetric).
+    gamma : float > 0, default=None
+        Coefficient of the rbf affinity; None uses the median heuristic
+        ``gamma = 1 / median_distance**2`` (a typical pair of points has affinity ``exp(-1)``).
+        Ignored by the other affinities.
     degree : int, default=2
-        Polynomial degree.
+        Degree of the polynomial affinity.
     n_neighbors : int, default=10
-        Neighbours of the kNN affinity.
+        Neighbours of the kNN affinity, at most n_samples - 1.
     normalization : {"frobenius-psd", "frobenius", "normalized-cut", "ratio-cut", "none"}
         See :func:`cvxclust.ssc.normalize`.
-    solver : str, default="auto"
-        Method for the Frobenius normalizations (see :class:`FrobeniusPSD`).
+    method : str, default="auto"
+        Solver of the Frobenius normalizations: ``"auto"`` or a method of :class:`FrobeniusPSD`
+        (``"frobenius-psd"``) or :class:`FrobeniusDS` (``"frobenius"``).  Ignored by the
+        closed-form normalizations.
     solver_options : dict, default=None
-        Options for that solver (``tol``, ``max_iter``, ``time_limit``, ...).
+        Options of that solver (``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ...),
+        or of ``"normalized-cut"`` (``iterate``, ``max_iter``, ``tol``).
     assign_labels : {"discretize", "kmeans"}, default="discretize"
         Spectral step: Yu-Shi multiclass discretization or k-means, each restarted ``n_init``
         times keeping the best objective.
@@ -62,22 +70,51 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
+        Cluster of each point.
     affinity_matrix_ : ndarray of shape (n_samples, n_samples)
-    normalized_affinity_ : ndarray of shape (n_samples, n_samples)
+        The affinity K.
+    normalized_affinity_ : ndarray of shape (n_samples, n_samples) or None
+        The normalized affinity; None when ``n_clusters=1``.
     result_ : Result or None
-        The solver's result for the Frobenius normalizations (objective, dual bound, history).
+        The solver's result for the Frobenius normalizations (objective, dual bound, history);
+        None for the closed forms and for ``n_clusters=1``.
+    n_iter_ : int
+        Iterations of the solver (0 where there was no solve).
+    objective_ : float or None
+        ``1/2 ||K_hat - K||_F^2`` of the Frobenius normalizations, None otherwise.
+    n_features_in_ : int
+        Number of features seen in fit.
+
+    References
+    ----------
+    Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange Duality",
+    IEEE Transactions on Image Processing, 2014.
     """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "affinity": [Options("rbf", "polynomial", "nearest_neighbors", "precomputed")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "normalization": [Options(*NORMALIZATIONS)],
+        "method": [str],
+        "solver_options": ["dict", None],
+        "assign_labels": [Options("discretize", "kmeans")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
-        n_clusters=2,
+        n_clusters=8,
         *,
         affinity="rbf",
-        delta=None,
+        gamma=None,
         degree=2,
         n_neighbors=10,
         normalization="frobenius-psd",
-        solver="auto",
+        method="auto",
         solver_options=None,
         assign_labels="discretize",
         n_init=10,
@@ -85,49 +122,77 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
     ):
         self.n_clusters = n_clusters
         self.affinity = affinity
-        self.delta = delta
+        self.gamma = gamma
         self.degree = degree
         self.n_neighbors = n_neighbors
         self.normalization = normalization
-        self.solver = solver
+        self.method = method
         self.solver_options = solver_options
         self.assign_labels = assign_labels
         self.n_init = n_init
         self.random_state = random_state
 
+    def _checked_params(self) -> dict:
+        name = type(self).__name__
+        params = validate_parameters(self._parameter_constraints, self.get_params(deep=False), name)
+        relaxation = _RELAXATIONS.get(params["normalization"])
+        if relaxation is not None:
+            # the registry can grow: the valid methods are those registered now
+            validate_parameter("method", params["method"], [Options("auto", *relaxation.methods())], name)
+        return params
+
+    def _affinity(self, X, params) -> np.ndarray:
+        kind = params["affinity"]
+        if kind == "rbf":
+            gamma = params["gamma"]
+            if gamma is None:
+                width = median_distance(X)
+                if width == 0:
+                    raise ValueError("gamma=None uses the median pairwise distance of X, which is 0 (more than "
+                                     "half of the samples coincide); pass gamma explicitly")
+            else:
+                width = gamma ** -0.5  # kernels.rbf takes the width delta, exp(-||a - b||^2 / delta^2)
+            return affinity(X, "rbf", delta=width)
+        options = {"polynomial": {"degree": params["degree"]},
+                   "nearest_neighbors": {"n_neighbors": params["n_neighbors"]}}.get(kind, {})
+        return affinity(X, kind, **options)
+
     def fit(self, X, y=None):
-        """Cluster X (or the precomputed affinity X). ``y`` is ignored."""
-        check_choice(self.affinity, "affinity", AFFINITIES)
-        check_choice(self.normalization, "normalization", NORMALIZATIONS)
-        check_choice(self.assign_labels, "assign_labels", ASSIGN_LABELS)
-        if isinstance(self.n_init, bool) or not isinstance(self.n_init, numbers.Integral) or self.n_init < 1:
-            raise ValueError(f"n_init must be a positive integer, got {self.n_init!r}")
+        """Cluster X (or the precomputed affinity X). ``y`` is ignored.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples) if
+            ``affinity="precomputed"``
+            Data, or the symmetric affinity matrix.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        params = self._checked_params()
         X = validate_data(self, X, ensure_min_samples=2)
-        n_clusters = check_n_clusters(self.n_clusters, X.shape[0])
-        params = {
-            "rbf": {"delta": self.delta},
-            "polynomial": {"degree": self.degree},
-            "nearest_neighbors": {"n_neighbors": self.n_neighbors},
-            "precomputed": {},
-        }[self.affinity]
-        self.affinity_matrix_ = affinity(X, self.affinity, **params)
-        options = {}
-        if self.normalization in ("frobenius", "frobenius-psd"):
-            relaxation = FrobeniusPSD if self.normalization == "frobenius-psd" else FrobeniusDS
-            check_choice(self.solver, "solver", ["auto", *relaxation.methods()])
-            options = {"solver": self.solver, **(self.solver_options or {})}
-        elif self.solver_options:
-            options = dict(self.solver_options)
-        self.normalized_affinity_, self.result_ = normalize(
-            self.affinity_matrix_, self.normalization, return_result=True, **options
-        )
-        self.labels_ = round_labels(
-            self.normalized_affinity_,
-            n_clusters,
-            method=self.assign_labels,
-            n_init=self.n_init,
-            random_state=check_random_state(self.random_state),
-        )
+        n = X.shape[0]
+        n_clusters = validate_parameter("n_clusters", params["n_clusters"],
+                                        [Interval(Integral, 1, n, closed="both")], type(self).__name__)
+        with blas_threads(n):
+            self.affinity_matrix_ = self._affinity(X, params)
+            self.result_, self.normalized_affinity_ = None, None
+            if n_clusters == 1:
+                self.labels_ = np.zeros(n, dtype=int)
+            else:
+                options = dict(params["solver_options"] or {})
+                if params["normalization"] in _RELAXATIONS:
+                    options["solver"] = params["method"]
+                self.normalized_affinity_, self.result_ = normalize(
+                    self.affinity_matrix_, params["normalization"], return_result=True, **options)
+                self.labels_ = round_labels(self.normalized_affinity_, n_clusters, method=params["assign_labels"],
+                                            n_init=params["n_init"],
+                                            random_state=check_random_state(params["random_state"]))
+        self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
+        self.objective_ = None if self.result_ is None else self.result_.objective
         return self
 
     def __sklearn_tags__(self):

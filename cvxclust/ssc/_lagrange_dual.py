@@ -1,5 +1,5 @@
 r"""The paper's dual solvers LD-SSC1 and LD-SSC2 (Algorithms 1 and 2), kept faithful so that
-its claims can be checked, and Zass & Shashua's successive projections for (6).
+its claims can be checked.
 
 With ``M = u 1^T + 1 u^T`` and ``P = -(Q + M + K)``, minimising the Lagrangian (8) over F and
 the p.s.d. multiplier Z in closed form (``Z = P_+``, (14)) leaves the dual (15)::
@@ -8,18 +8,32 @@ the p.s.d. multiplier Z in closed form (``Z = P_+``, (14)) leaves the dual (15):
 
 with gradients (18) ``d theta / d u_i = -2 - <P_-, T_i + T_i^T> = -2 - 2 (P_- 1)_i`` and (19)
 ``d theta / d Q = -P_-``.  The primal is recovered by (10): ``F = K + Q + M + Z = -P_-``, and
-``1/2 ||K||^2 - theta(Q, u)`` is the dual objective (12), a certified lower bound.
+``1/2 ||K||^2 - theta(Q, u)`` is the dual objective (12), a certified lower bound for every
+``Q >= 0`` and ``u``.
+
+Both solvers run on :class:`cvxclust.solvers.IterativeSolver`: a check certifies the recovered
+``F`` (symmetric and p.s.d. by construction, so its own residuals are the row sums and the
+negative entries; the core confirms them with the relaxation's before it stops) against the
+bound (12).
+
+Reference: Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange
+Duality", IEEE Transactions on Image Processing, 2014.
 """
 
 from __future__ import annotations
 
+from numbers import Integral
+from types import SimpleNamespace
+
 import numpy as np
 from scipy.optimize import Bounds, minimize
 
-from .._checks import check_int_range
-from .._stopping import IterationMonitor
-from ._relaxations import FrobeniusDS, FrobeniusPSD, negativity, project_row_sums
 from ..linalg import PSDProjector
+from ..parameters import Interval
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ._relaxations import FrobeniusPSD, FrobeniusSolver, negativity
+
+__all__ = ["LDSSC1", "LDSSC2", "ld_ssc1", "ld_ssc2"]
 
 
 class _DualOracle:
@@ -52,158 +66,166 @@ class _DualOracle:
         return self.half_norm_K - theta
 
 
-def _record(monitor, relaxation, oracle, theta):
-    F = oracle.primal()
-    objective = relaxation.objective(F)
-    bound = oracle.dual_bound(theta)
-    gap = abs(objective - bound) / max(abs(objective), 1e-12)
-    # F = -P_- is symmetric and p.s.d. by construction: only row sums and signs need checking
-    # (relaxation.residuals would add a full eigendecomposition to every iteration)
-    row_sums, negatives = float(np.abs(F.sum(axis=1) - 1).max()), negativity(F)
-    monitor.record(objective=objective, dual_bound=bound, relative_gap=gap, row_sums=row_sums,
-                   nonnegativity=negatives, max_residual=max(row_sums, negatives), evaluations=oracle.evaluations)
-    return max(gap, row_sums, negatives)
+class _DualSolver(FrobeniusSolver):
+    """What LD-SSC1 and LD-SSC2 share: the oracle of (15) and the certificate of F = -P_-.
+
+    A subclass keeps in its state the oracle, the dual point (:meth:`dual_point`) and ``theta``,
+    the value of (15) at that point when the oracle's last evaluation was there (None otherwise).
+    """
+
+    relaxations = (FrobeniusPSD,)
+    parameters = IterativeSolver.parameters | {
+        "tol": Param(1e-7, POSITIVE),
+        "residual_tol": Param(1e-7, POSITIVE),
+        # a check costs O(n^2) against an eigendecomposition per iteration: certify every one
+        "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "partial_eig": Param(True, ["boolean"]),
+    }
+
+    def start(self) -> dict:
+        """The dual variables at the start, as state entries."""
+        raise NotImplementedError
+
+    def dual_point(self, state) -> tuple[np.ndarray, np.ndarray]:
+        """The current (Q, u)."""
+        raise NotImplementedError
+
+    def init_state(self):
+        return SimpleNamespace(oracle=_DualOracle(self.relaxation.K, self.partial_eig), theta=None, **self.start())
+
+    def certify(self, state, bound, final=False):
+        oracle = state.oracle
+        if final or state.theta is None:
+            # the oracle's last evaluation may be elsewhere (a line-search trial point)
+            state.theta, *_ = oracle(*self.dual_point(state))
+        F = oracle.primal()
+        row_sums, negatives = float(np.abs(F.sum(axis=1) - 1).max()), negativity(F)
+        return Certificate(F, oracle.dual_bound(state.theta), self.relaxation.objective(F),
+                           {"row_sums": row_sums, "nonnegativity": negatives},
+                           {"row_sums": row_sums, "nonnegativity": negatives, "evaluations": oracle.evaluations})
+
+    def extras(self, state):
+        return {"evaluations": state.oracle.evaluations}
 
 
-def ld_ssc2(
-    relaxation: FrobeniusPSD,
-    *,
-    tol: float = 1e-7,
-    max_iter: int = 10_000,
-    time_limit: float = np.inf,
-    memory: int = 10,
-    restarts: int = 5,
-    partial_eig: bool = True,
-    verbose: bool = False,
-):
+class LDSSC2(_DualSolver):
     """LD-SSC2 (Algorithm 2): L-BFGS-B on (15) jointly over Q >= 0 (n^2 bounds) and u.
 
-    Stops when the relative duality gap, the row-sum error and the negative entries of the
-    recovered F are all below ``tol`` (checked at every L-BFGS-B iteration).  When L-BFGS-B
-    stops by itself first, it is restarted from its last point up to ``restarts`` times, then
-    the status is ``"stalled"``.
+    Parameters
+    ----------
+    relaxation : FrobeniusPSD
+        The SDP (7).
+    tol, residual_tol, max_iter, time_limit, check_every, verbose
+        As for every solver (:class:`cvxclust.solvers.IterativeSolver`); an iteration is one
+        L-BFGS-B iteration, and by default every one is checked.
+    memory : int
+        Corrections L-BFGS-B keeps (its ``maxcor``).
+    restarts : int
+        L-BFGS-B ends by itself when its line search can make no more progress in floating
+        point; it is restarted from its last point with a fresh memory up to ``restarts``
+        times, then the status is ``"stalled"``.
     """
-    check_int_range(memory, "memory", 1)
-    check_int_range(restarts, "restarts", 0)
-    K, n = relaxation.K, relaxation.n
-    oracle = _DualOracle(K, partial_eig)
-    monitor = IterationMonitor("ld-ssc2", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
-    iterations = iter(monitor)
-    next(iterations, None)  # None: a limit hit before the first iteration (status set)
 
-    def fun(x):
-        theta, gQ, gu = oracle(x[: n * n].reshape(n, n), x[n * n :])
-        return theta, np.concatenate([gQ.ravel(), gu])
+    method = "ld-ssc2"
+    parameters = _DualSolver.parameters | {
+        "memory": Param(10, [Interval(Integral, 1, None, closed="left")]),
+        "restarts": Param(5, [Interval(Integral, 0, None, closed="left")]),
+    }
 
-    def callback(intermediate_result):
-        if _record(monitor, relaxation, oracle, intermediate_result.fun) < tol:
-            monitor.converged()
-        if next(iterations, None) is None or monitor.status is not None:
-            raise StopIteration
+    def start(self):
+        n = self.relaxation.n
+        return {"x": np.zeros(n * n + n)}
 
-    lower = np.concatenate([np.zeros(n * n), np.full(n, -np.inf)])
-    x = np.zeros(n * n + n)
-    # L-BFGS-B ends by itself when its line search can make no more progress in floating
-    # point; restarting from the last point with a fresh memory usually gets further.
-    for _ in range(1 + restarts):
-        res = minimize(fun, x, jac=True, method="L-BFGS-B", bounds=Bounds(lower, np.inf), callback=callback,
-                       options={"maxiter": max_iter, "maxcor": memory, "ftol": 0.0, "gtol": 0.0,
-                                "maxfun": 10 * max_iter})
-        x = res.x
-        if monitor.status is not None:
-            break
-    else:
-        monitor.stalled()
-    theta, *_ = oracle(x[: n * n].reshape(n, n), x[n * n :])
-    return relaxation.make_result(oracle.primal(), status=monitor.status, method="ld-ssc2",
-                                  iterations=monitor.iterations, time=monitor.elapsed,
-                                  dual_bound=oracle.dual_bound(theta), history=monitor.history)
+    def dual_point(self, state):
+        n = self.relaxation.n
+        return state.x[: n * n].reshape(n, n), state.x[n * n:]
+
+    def drive(self, state):
+        n, oracle = self.relaxation.n, state.oracle
+
+        def fun(x):
+            theta, gQ, gu = oracle(x[: n * n].reshape(n, n), x[n * n:])
+            return theta, np.concatenate([gQ.ravel(), gu])
+
+        def callback(intermediate_result):
+            # L-BFGS-B calls back at the point its line search accepted, the oracle's last evaluation
+            state.x, state.theta = intermediate_result.x.copy(), float(intermediate_result.fun)
+            if self.advance(state, None):
+                raise StopIteration
+
+        lower = np.concatenate([np.zeros(n * n), np.full(n, -np.inf)])
+        options = {"maxiter": self.max_iter, "maxcor": self.memory, "ftol": 0.0, "gtol": 0.0,
+                   "maxfun": 10 * self.max_iter}
+        for _ in range(1 + self.restarts):
+            res = minimize(fun, state.x, jac=True, method="L-BFGS-B", bounds=Bounds(lower, np.inf),
+                           callback=callback, options=options)
+            state.x, state.theta = res.x, None
+            if self.status is not None:
+                return
+        self.stall(f"L-BFGS-B ended by itself {1 + self.restarts} times ({res.message})")
 
 
-def ld_ssc1(
-    relaxation: FrobeniusPSD,
-    *,
-    tol: float = 1e-7,
-    max_iter: int = 20_000,
-    inner_iter: int = 10,
-    time_limit: float = np.inf,
-    partial_eig: bool = True,
-    verbose: bool = False,
-):
+class LDSSC1(_DualSolver):
     """LD-SSC1 (Algorithm 1): cyclic coordinate ascent on the dual (13), starting at Q = I.
 
-    Each outer iteration runs at most ``inner_iter`` L-BFGS-B iterations on (16) over u (Q
-    fixed), then sets ``Z = P_+`` and ``Q = thr_{>=0}(-(Z + M + K))`` (17).  Stops on the same
-    test as :func:`ld_ssc2`.
+    Each iteration runs at most ``inner_iter`` L-BFGS-B iterations on (16) over u (Q fixed),
+    then sets ``Z = P_+`` and ``Q = thr_{>=0}(-(Z + M + K))`` (17) before the next.
+
+    Parameters
+    ----------
+    relaxation : FrobeniusPSD
+        The SDP (7).
+    tol, residual_tol, max_iter, time_limit, check_every, verbose
+        As for every solver (:class:`cvxclust.solvers.IterativeSolver`); by default every
+        iteration is checked.
+    inner_iter : int
+        L-BFGS-B iterations over u per iteration.
     """
-    check_int_range(inner_iter, "inner_iter", 1)
-    K, n = relaxation.K, relaxation.n
-    oracle = _DualOracle(K, partial_eig)
-    monitor = IterationMonitor("ld-ssc1", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
-    Q = np.eye(n)
-    u = np.zeros(n)
-    for _ in monitor:
-        res = minimize(lambda v: oracle(Q, v)[::2], u, jac=True, method="L-BFGS-B",
-                       options={"maxiter": inner_iter, "ftol": 0.0, "gtol": 0.0})
-        u = res.x
-        theta, *_ = oracle(Q, u)
-        if _record(monitor, relaxation, oracle, theta) < tol:
-            monitor.converged()
-            break
-        # (17) with Z = P_+ = P - P_- and P = -(Q + M + K):  -(Z + M + K) = Q + P_-
-        Q = np.maximum(Q + oracle.P_minus, 0.0)
-    theta, *_ = oracle(Q, u)
-    return relaxation.make_result(oracle.primal(), status=monitor.status, method="ld-ssc1",
-                                  iterations=monitor.iterations, time=monitor.elapsed,
-                                  dual_bound=oracle.dual_bound(theta), history=monitor.history)
+
+    method = "ld-ssc1"
+    parameters = _DualSolver.parameters | {
+        "max_iter": Param(20_000, [Interval(Integral, 1, None, closed="left")]),
+        "inner_iter": Param(10, [Interval(Integral, 1, None, closed="left")]),
+    }
+
+    def start(self):
+        n = self.relaxation.n
+        return {"Q": np.eye(n), "u": np.zeros(n)}
+
+    def dual_point(self, state):
+        return state.Q, state.u
+
+    def step(self, state, iteration):
+        oracle = state.oracle
+        if state.theta is not None:
+            # (17) with Z = P_+ = P - P_- and P = -(Q + M + K):  -(Z + M + K) = Q + P_-
+            state.Q = np.maximum(state.Q + oracle.P_minus, 0.0)
+        Q = state.Q
+        res = minimize(lambda v: oracle(Q, v)[::2], state.u, jac=True, method="L-BFGS-B",
+                       options={"maxiter": self.inner_iter, "ftol": 0.0, "gtol": 0.0})
+        state.u = res.x
+        state.theta, *_ = oracle(Q, state.u)
+        return {"inner_iterations": int(res.nit)}
+
+    def certify(self, state, bound, final=False):
+        if final and state.theta is not None:
+            # a limit ends Algorithm 1 as its iterations end, after the update (17) of Q
+            state.Q = np.maximum(state.Q + state.oracle.P_minus, 0.0)
+        return super().certify(state, bound, final)
 
 
-def successive_projections(
-    relaxation: FrobeniusDS,
-    *,
-    tol: float = 1e-7,
-    max_iter: int = 100_000,
-    time_limit: float = np.inf,
-    dykstra: bool = True,
-    verbose: bool = False,
-):
-    """Zass & Shashua's successive projections between {F = F^T, F 1 = 1} and {F >= 0}.
+# the parameter and the output both share, after each one's own (their docstrings end indented)
+_SHARED_DOC = """partial_eig : bool
+        Compute only the smaller side of the spectrum in the p.s.d. projections.
 
-    With ``dykstra=True`` (default) the nonnegativity step carries Dykstra's correction
-    ``q``, so the iterates converge to the nearest doubly stochastic matrix, the solution of (6);
-    the affine step needs none.  ``dykstra=False`` is the plain von Neumann alternation of the
-    original FSC paper, which converges to *a* doubly stochastic matrix that is in general not
-    the nearest (its objective gap is then reported honestly).  ``Q = -q >= 0`` is the
-    multiplier of ``F >= 0`` and certifies the dual bound.
-    """
-    K = relaxation.K
-    monitor = IterationMonitor("successive-projections", tol=tol, max_iter=max_iter, time_limit=time_limit,
-                               verbose=verbose)
-    Y, q = K.copy(), np.zeros_like(K)
-    X = project_row_sums(Y)  # returned as is if a limit stops the loop before its first pass
-    bound = -np.inf
-    for it in monitor:
-        X = project_row_sums(Y)
-        Y_prev = Y
-        Y = np.maximum(X + q, 0.0)
-        if dykstra:
-            q = X + q - Y
-        change = np.linalg.norm(Y - Y_prev) / max(np.linalg.norm(Y), 1.0)
-        infeasibility = np.linalg.norm(X - Y) / max(np.linalg.norm(X), 1.0)
-        row = {"objective": relaxation.objective(X), "change": change, "infeasibility": infeasibility}
-        if max(change, infeasibility) < tol or it % 50 == 0:
-            bound = max(bound, relaxation.dual_value(-q))
-            row.update(dual_bound=bound, relative_gap=abs(row["objective"] - bound) / max(abs(row["objective"]), 1e-12))
-        monitor.record(**row)
-        if max(change, infeasibility) < tol:
-            monitor.converged()
-            break
-    return relaxation.make_result(X, status=monitor.status, method="successive-projections",
-                                  iterations=monitor.iterations, time=monitor.elapsed,
-                                  dual_bound=relaxation.dual_value(-q) if dykstra else None,
-                                  history=monitor.history)
-
-
-FrobeniusPSD.register_solver("ld-ssc1", ld_ssc1)
-FrobeniusPSD.register_solver("ld-ssc2", ld_ssc2)
-FrobeniusDS.register_solver("successive-projections", successive_projections)
+    Returns
+    -------
+    Result
+        ``extras``: ``evaluations`` (of the oracle (15)).
+"""
+LDSSC1.__doc__ += _SHARED_DOC
+LDSSC2.__doc__ += _SHARED_DOC
+ld_ssc1 = LDSSC1.as_function()
+ld_ssc2 = LDSSC2.as_function()
+FrobeniusPSD.register_solver("ld-ssc1", LDSSC1)
+FrobeniusPSD.register_solver("ld-ssc2", LDSSC2)

@@ -14,22 +14,34 @@ measure [Zass & Shashua 2006]:
 ``"frobenius-psd"``    the SDP (7): nearest doubly stochastic **p.s.d.** matrix in Frobenius norm
 (SSC)                  (semidefinite spectral clustering)
 =====================  ==========================================================================
+
+References: R. Zass, A. Shashua, "Doubly Stochastic Normalization for Spectral Clustering",
+Advances in Neural Information Processing Systems (NIPS), 2006; Y. Yan, C. Shen, H. Wang,
+"Efficient Semidefinite Spectral Clustering via Lagrange Duality", IEEE Transactions on Image
+Processing, 2014.
 """
 
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._checks import check_choice, check_positive, check_square_matrix
-from ._relaxations import FrobeniusDS, FrobeniusPSD
+from ..parameters import Interval, Options, validate_parameter, validate_parameters
+from ._relaxations import FrobeniusDS, FrobeniusPSD, check_matrix
 
 __all__ = ["normalize", "NORMALIZATIONS"]
 
 NORMALIZATIONS = ("none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd")
 _RELAXATIONS = {"frobenius": FrobeniusDS, "frobenius-psd": FrobeniusPSD}
+#: the options of the iterated normalized cut
+_NORMALIZED_CUT = {
+    "iterate": ["boolean"],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="neither")],
+}
 
 
 def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, **options):
@@ -38,7 +50,8 @@ def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, 
     Parameters
     ----------
     K : (n, n) array_like
-        Symmetric affinity matrix (nonnegative for ``"normalized-cut"``).
+        Symmetric finite affinity matrix, n >= 2 (nonnegative for ``"normalized-cut"``); it is
+        never modified.
     method : {"none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd"}
         See the module docstring.
     return_result : bool
@@ -51,20 +64,20 @@ def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, 
     Returns
     -------
     K_hat : ndarray, or (K_hat, Result or None) with ``return_result=True``
+        A new array.
     """
-    check_choice(method, "method", NORMALIZATIONS)
-    K = check_square_matrix(K, "K", min_size=2)
+    method = validate_parameter("method", method, [Options(*NORMALIZATIONS)], "normalize")
+    return_result = validate_parameter("return_result", return_result, ["boolean"], "normalize")
+    K = check_matrix(K, "K", min_size=2)
     result = None
+    if method in ("none", "ratio-cut") and options:
+        raise ValueError(f"method={method!r} takes no options, got {sorted(options)}")
     if method == "none":
-        if options:
-            raise ValueError(f"method='none' takes no options, got {sorted(options)}")
         K_hat = K.copy()
     elif method == "ratio-cut":
-        if options:
-            raise ValueError(f"method='ratio-cut' takes no options, got {sorted(options)}")
         K_hat = K - np.diag(K.sum(axis=1)) + np.eye(len(K))
     elif method == "normalized-cut":
-        K_hat = _normalized_cut(K, **options)
+        K_hat = _normalized_cut(K, **validate_parameters(_NORMALIZED_CUT, options, "normalize"))
     else:
         solver = options.pop("solver", "auto")
         result = _RELAXATIONS[method](K).solve(solver, **options)
@@ -75,9 +88,7 @@ def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, 
 def _normalized_cut(K, *, iterate: bool = False, max_iter: int = 1000, tol: float = 1e-10):
     if K.min() < 0:
         raise ValueError(f"K must have nonnegative entries for method='normalized-cut' (min {K.min():.3g})")
-    check_positive(max_iter, "max_iter")
-    check_positive(tol, "tol")
-    for _ in range(int(max_iter) if iterate else 1):
+    for _ in range(max_iter if iterate else 1):
         d = K.sum(axis=1)
         if np.any(d <= 0):
             raise ValueError("K has a row summing to zero; method='normalized-cut' needs positive degrees")

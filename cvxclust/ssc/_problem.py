@@ -1,5 +1,6 @@
-"""cvxpy statements of the Frobenius normalizations (paper: Yan, Shen & Wang, "Efficient
-semidefinite spectral clustering via Lagrange duality").  Builds problems; never solves them."""
+"""cvxpy statements of the Frobenius normalizations of Y. Yan, C. Shen, H. Wang, "Efficient
+Semidefinite Spectral Clustering via Lagrange Duality", IEEE Transactions on Image Processing,
+2014.  Builds problems; never solves them."""
 
 from __future__ import annotations
 

@@ -14,9 +14,19 @@ eliminating u and Z in closed form)::
     g(Q) = 1/2 ||W - Pi_C1(W)||_F^2 - <K, Q> - 1/2 ||Q||_F^2,   W = K + Q,
 
 whose gradient is -Pi_C1(W): every Q >= 0 certifies the lower bound g(Q) <= optimum.
+
+:func:`check_matrix` checks the matrices given to them at the door, and :class:`FrobeniusSolver`
+is the base of their scalable solvers.
+
+References: Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange
+Duality", IEEE Transactions on Image Processing, 2014; R. Zass, A. Shashua, "Doubly Stochastic
+Normalization for Spectral Clustering", Advances in Neural Information Processing Systems (NIPS),
+2006.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import cvxpy as cp
 import numpy as np
@@ -24,9 +34,30 @@ import numpy as np
 from .._checks import check_square_matrix
 from .._relaxation import Relaxation
 from ..linalg import PSDProjector
+from ..parameters import validate_parameter
+from ..solvers import IterativeSolver
 from ._problem import nearest_doubly_stochastic
 
-__all__ = ["FrobeniusDS", "FrobeniusPSD"]
+__all__ = ["FrobeniusDS", "FrobeniusPSD", "FrobeniusSolver", "check_matrix"]
+
+
+def check_matrix(A, name: str, n: int | None = None, *, symmetric: bool = True, min_size: int = 1) -> np.ndarray:
+    """``A`` as a square finite float matrix (of order ``n`` if given), or a ValueError naming it.
+
+    Complex and string arrays are refused before the conversion to float, which would drop
+    imaginary parts or parse the strings; see :func:`cvxclust._checks.check_square_matrix` for
+    the rest (``symmetric=True`` also symmetrises exactly).  Never modifies ``A``.
+    """
+    try:
+        dtype = np.asarray(A).dtype
+    except (TypeError, ValueError):  # ragged nested sequences
+        raise ValueError(f"{name} must be a numeric matrix") from None
+    if dtype.kind not in "biufO":
+        raise ValueError(f"{name} must be a real numeric matrix, got an array of dtype {dtype}")
+    A = check_square_matrix(A, name, symmetric=symmetric, min_size=min_size)
+    if n is not None and A.shape != (n, n):
+        raise ValueError(f"{name} must be of shape ({n}, {n}) like K, got {A.shape}")
+    return A
 
 
 def negativity(X: np.ndarray) -> float:
@@ -41,21 +72,22 @@ class _NearestDoublyStochastic(Relaxation):
     default_method = "admm"
 
     def __init__(self, K):
-        self.K = check_square_matrix(K, "K", min_size=2)
+        self.K = check_matrix(K, "K", min_size=2)
         self.n = self.K.shape[0]
 
     def problem(self) -> cp.Problem:
         return nearest_doubly_stochastic(self.K, psd=self.psd)
 
     def objective(self, X) -> float:
-        """``1/2 ||X - K||_F^2``."""
-        return 0.5 * float(np.sum((np.asarray(X) - self.K) ** 2))
+        """``1/2 ||X - K||_F^2`` for a finite (n, n) matrix X."""
+        X = check_matrix(X, "X", self.n, symmetric=False)
+        return 0.5 * float(np.sum((X - self.K) ** 2))
 
     def residuals(self, X) -> dict[str, float]:
         """Relative violations: ``row_sums`` max|X1 - 1| (target 1), ``symmetry``
         ||X - X^T||_F/||X||_F, ``nonnegativity`` max(0, -min X)/max|X|, and for (7) ``psd``
-        max(0, -lambda_min)/max|lambda|."""
-        X = np.asarray(X, dtype=float)
+        max(0, -lambda_min)/max|lambda|, for a finite (n, n) matrix X."""
+        X = check_matrix(X, "X", self.n, symmetric=False)
         res = {
             "row_sums": float(np.abs(X.sum(axis=1) - 1).max()),
             "symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300)),
@@ -67,7 +99,8 @@ class _NearestDoublyStochastic(Relaxation):
         return res
 
     def projector(self, partial: bool = True):
-        """A callable ``Y -> Pi_C1(Y)`` for symmetric Y (stateful: reuses spectral splits)."""
+        """A callable ``Y -> Pi_C1(Y)`` for symmetric (n, n) Y, which it trusts (stateful: reuses
+        spectral splits); ``partial`` computes only the smaller side of the spectrum."""
         raise NotImplementedError
 
     def restore(self, F: np.ndarray) -> np.ndarray:
@@ -81,9 +114,16 @@ class _NearestDoublyStochastic(Relaxation):
         The identity is doubly stochastic and p.s.d., so ``X = (1 - s) A + s I`` is feasible for
         the smallest s making X's diagonal nonnegative and, for (7), ``(1 - s)(-2 max d) + s >= 0``.
         The change is of the order of the negative entries, not n times them as for mixing in
-        the barycentre 11^T/n (measured on ADMM iterates: a 2-16x smaller objective change at
-        n = 40-50, 100-1000x at n = 500).  Subclasses with further constraints override it.
+        the barycentre 11^T/n, and the gap to the barycentre's widens with n.  Subclasses with
+        further constraints override it.
+
+        Raises ValueError naming F if it is not a finite (n, n) matrix, symmetric with unit row
+        sums up to rounding.
         """
+        F = check_matrix(F, "F", self.n, symmetric=False)
+        tolerance = 1e-9 * self.n * max(1.0, float(np.abs(F).max()))
+        if np.abs(F - F.T).max() > tolerance or np.abs(F.sum(axis=1) - 1.0).max() > tolerance:
+            raise ValueError("F must be symmetric with unit row sums (up to rounding) for restore")
         N = np.maximum(-F, 0.0)
         if not N.any():
             return F
@@ -100,7 +140,11 @@ class _NearestDoublyStochastic(Relaxation):
         return A
 
     def dual_value(self, Q, project=None) -> float:
-        """The dual function g(Q) above: a lower bound on the optimum for any Q >= 0."""
+        """The dual function g(Q) above: a lower bound on the optimum for any finite (n, n) Q,
+        taken as its part in the dual domain, ``max((Q + Q^T) / 2, 0)``; ``project`` is a
+        :meth:`projector` to reuse."""
+        Q = check_matrix(Q, "Q", self.n, symmetric=False)
+        project = validate_parameter("project", project, [callable, None], "dual_value")
         Q = np.maximum((Q + Q.T) / 2, 0.0)
         project = project or self.projector(partial=False)
         W = self.K + Q
@@ -139,6 +183,7 @@ class FrobeniusDS(_NearestDoublyStochastic):
     psd = False
 
     def projector(self, partial: bool = True):
+        validate_parameter("partial", partial, ["boolean"], "projector")
         return project_row_sums
 
 
@@ -163,7 +208,7 @@ class FrobeniusPSD(_NearestDoublyStochastic):
 
     def projector(self, partial: bool = True):
         n = self.n
-        project_psd = PSDProjector(n, partial=partial)
+        project_psd = PSDProjector(n, partial=validate_parameter("partial", partial, ["boolean"], "projector"))
 
         def project(Y):
             # J Y J with J = I - 11^T/n (double centering), then add back e e^T = 11^T / n
@@ -176,3 +221,17 @@ class FrobeniusPSD(_NearestDoublyStochastic):
             return F
 
         return project
+
+
+class FrobeniusSolver(IterativeSolver):
+    """Base of the scalable solvers of (6) and (7): refuses, naming it, a ``relaxation`` that is
+    not one of the ``relaxations`` the solver handles (or a subclass of one)."""
+
+    #: the relaxations the solver handles
+    relaxations: ClassVar[tuple] = (FrobeniusDS, FrobeniusPSD)
+
+    def __init__(self, relaxation=None, **params):
+        if not isinstance(relaxation, self.relaxations):
+            names = " or ".join(cls.__name__ for cls in self.relaxations)
+            raise TypeError(f"relaxation must be a {names} for {self.method}, got {type(relaxation).__name__}")
+        super().__init__(relaxation, **params)

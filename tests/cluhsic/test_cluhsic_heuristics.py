@@ -1,6 +1,6 @@
 """Greedy local search, the spectral relaxation (Proposition 2), CCCP (4.16)-(4.17) and the NMF
 baseline: monotonicity, optimality certificates checked by brute force or by independent
-eigendecompositions, semi-supervised known labels, limits and bad input."""
+eigendecompositions, semi-supervised known labels, the Result they return, limits and bad input."""
 
 from __future__ import annotations
 
@@ -9,15 +9,10 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
+from cvxclust import Result
 from cvxclust._local_search import labeling_statistics as _statistics
-from cvxclust.cluhsic._heuristics import (
-    HeuristicResult,
-    _move_gains,
-    cccp,
-    greedy,
-    nmf,
-    spectral,
-)
+from cvxclust.cluhsic._greedy import move_gains
+from cvxclust.cluhsic._heuristics import cccp, greedy, nmf, spectral
 from cvxclust.cluhsic._objectives import objective, partition_matrix
 from cvxclust.kernels import center, rbf
 
@@ -73,7 +68,7 @@ def test_move_gains_match_brute_force(normalized):
     KPi, S, sizes = _statistics(K, labels, c)
     for i in range(m):
         a = labels[i]
-        gains = _move_gains(A, S, sizes, KPi[i], K[i, i], a, normalized)
+        gains = move_gains(A, S, sizes, KPi[i], K[i, i], a, normalized)
         before = labels_value(K, A, labels, normalized)
         for b in range(c):
             moved = labels.copy()
@@ -87,16 +82,20 @@ def test_greedy_monotone_and_locally_optimal(blobs, normalized, seed):
     K, _ = blobs
     m, c = K.shape[0], 3
     res = greedy(K, CHAIN3, normalized=normalized, random_state=seed)
-    assert isinstance(res, HeuristicResult) and res.status == "optimal"
-    f = np.array([row["objective"] for row in res.history])
-    assert len(f) == res.n_sweeps + 1 and res.history[-1]["moves"] == 0
+    assert isinstance(res, Result) and res.status == "converged" and res.method == "greedy"
+    assert res.dual_bound is None
+    labels = res.extras["labels"]
+    f = np.array([res.history[0]["start_objective"]] + [row["objective"] for row in res.history])
+    assert len(res.history) == res.iterations and res.history[-1]["moves"] == 0
     assert np.all(np.diff(f) >= -1e-12 * np.abs(f).max())
     assert f[-1] == pytest.approx(res.objective, abs=1e-12)
-    assert res.objective == pytest.approx(labels_value(K, CHAIN3, res.labels, normalized), abs=1e-10)
+    assert res.objective == pytest.approx(labels_value(K, CHAIN3, labels, normalized), abs=1e-10)
+    np.testing.assert_array_equal(res.X, partition_matrix(labels, c, normalized=normalized))
+    assert res.extras["P"] is res.X and res.extras["relaxed_objective"] is None
     # no single move improves it (brute force over all m (c - 1) moves)
     for i in range(m):
         for b in range(c):
-            moved = res.labels.copy()
+            moved = labels.copy()
             moved[i] = b
             assert labels_value(K, CHAIN3, moved, normalized) <= res.objective + 1e-10
 
@@ -109,23 +108,23 @@ def test_greedy_known_labels_stay_fixed(blobs):
     known[5] = 0  # and a second point of blob 0, pinned to another cluster than point 0
     res = greedy(K, CHAIN3, known=known, random_state=0, n_init=3)
     pinned = known >= 0
-    np.testing.assert_array_equal(res.labels[pinned], known[pinned])
+    np.testing.assert_array_equal(res.extras["labels"][pinned], known[pinned])
     # a local optimum over the free points only
     for i in np.flatnonzero(~pinned):
         for b in range(c):
-            moved = res.labels.copy()
+            moved = res.extras["labels"].copy()
             moved[i] = b
             assert labels_value(K, CHAIN3, moved) <= res.objective + 1e-10
     # starting from the truth relabelled, the pins hold too
     res = greedy(K, CHAIN3, init=2 - y, known=known, random_state=0)
-    np.testing.assert_array_equal(res.labels[pinned], known[pinned])
+    np.testing.assert_array_equal(res.extras["labels"][pinned], known[pinned])
 
 
 def test_greedy_reproducible_and_n_init(blobs):
     K, _ = blobs
     first = greedy(K, CHAIN3, random_state=3, n_init=4)
     again = greedy(K, CHAIN3, random_state=3, n_init=4)
-    np.testing.assert_array_equal(first.labels, again.labels)
+    np.testing.assert_array_equal(first.extras["labels"], again.extras["labels"])
     assert first.objective == again.objective
     singles = [greedy(K, CHAIN3, random_state=s).objective for s in range(3)]
     assert first.objective >= min(singles) - 1e-12
@@ -135,7 +134,7 @@ def test_greedy_iteration_limit_warns(blobs):
     K, _ = blobs
     with pytest.warns(ConvergenceWarning, match="greedy"):
         res = greedy(K, CHAIN3, max_iter=1, random_state=0)
-    assert res.status == "max_iter" and res.n_sweeps == 1
+    assert res.status == "max_iter" and res.iterations == 1
 
 
 # ------------------------------------------------------------------------------------ spectral
@@ -145,11 +144,14 @@ def test_greedy_iteration_limit_warns(blobs):
 def test_spectral_proposition2(A):
     K = spectrum_kernel()
     res = spectral(K, A, random_state=0)
-    P = res.P
+    assert res.status == "converged" and res.iterations == 1 and res.dual_bound is None
+    P = res.extras["P"]
     np.testing.assert_allclose(P.T @ P, np.eye(3), atol=1e-12)
     value = prop2_value(K, A)
     assert objective(K, A, P) == pytest.approx(value, abs=1e-10)
-    assert res.relaxed_objective == pytest.approx(value, abs=1e-10)
+    assert res.extras["relaxed_objective"] == pytest.approx(value, abs=1e-10)
+    np.testing.assert_array_equal(res.X, partition_matrix(res.extras["labels"], 3, normalized=True))
+    assert res.objective == pytest.approx(objective(K, A, res.X), abs=1e-12)
     rng = np.random.default_rng(0)
     for _ in range(200):
         Q = np.linalg.qr(rng.standard_normal((K.shape[0], 3)))[0]
@@ -162,10 +164,12 @@ def test_spectral_ignores_A_and_recovers_blobs(blobs):
     K, y = blobs
     with_structure = spectral(K, CHAIN3, random_state=0)
     without = spectral(K, np.eye(3), random_state=0)
-    np.testing.assert_allclose(with_structure.P @ with_structure.P.T, without.P @ without.P.T, atol=1e-10)
-    np.testing.assert_array_equal(with_structure.labels, without.labels)
-    assert adjusted_rand_score(y, with_structure.labels) == 1.0
-    assert with_structure.objective == pytest.approx(labels_value(K, CHAIN3, with_structure.labels), abs=1e-12)
+    P, P_without = with_structure.extras["P"], without.extras["P"]
+    np.testing.assert_allclose(P @ P.T, P_without @ P_without.T, atol=1e-10)
+    labels = with_structure.extras["labels"]
+    np.testing.assert_array_equal(labels, without.extras["labels"])
+    assert adjusted_rand_score(y, labels) == 1.0
+    assert with_structure.objective == pytest.approx(labels_value(K, CHAIN3, labels), abs=1e-12)
 
 
 # ------------------------------------------------------------------------------------ CCCP
@@ -175,26 +179,31 @@ def test_spectral_ignores_A_and_recovers_blobs(blobs):
 def test_cccp_monotone_and_reaches_the_spectral_relaxation(seed):
     K = spectrum_kernel(seed=seed)
     res = cccp(K, CHAIN3, random_state=seed)
-    assert res.status == "optimal"
-    f = np.array([row["objective"] for row in res.history])
+    assert res.status == "converged" and res.method == "cccp" and res.dual_bound is None
+    f = np.array([res.history[0]["start_objective"]] + [row["objective"] for row in res.history])
     assert np.all(np.diff(f) >= -1e-12 * np.abs(f).max())
+    assert res.history[-1]["step"] <= 1e-10 < res.history[-2]["step"]  # stopped by its own rule
     value = prop2_value(K, CHAIN3)
-    assert res.relaxed_objective == pytest.approx(value, abs=1e-8)
-    np.testing.assert_allclose(res.P.T @ res.P, np.eye(3), atol=1e-12)
-    np.testing.assert_allclose(res.P @ res.P.T, top_projector(K, 3), atol=1e-9)
+    P = res.extras["P"]
+    assert res.extras["relaxed_objective"] == pytest.approx(value, abs=1e-8)
+    assert res.extras["relaxed_objective"] == res.history[-1]["objective"]
+    np.testing.assert_allclose(P.T @ P, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(P @ P.T, top_projector(K, 3), atol=1e-9)
+    np.testing.assert_array_equal(res.X, partition_matrix(res.extras["labels"], 3, normalized=True))
+    assert res.objective == pytest.approx(objective(K, CHAIN3, res.X), abs=1e-12)
 
 
 def test_cccp_from_a_partition_gives_the_spectral_labels(blobs):
     K, y = blobs
     bad_start = np.arange(K.shape[0]) % 3  # a partition unrelated to the blobs
-    # lambda_1 = 6.92 and lambda_2 = 6.79 are close: aligning P with V inside the top subspace
-    # is slow (about 3600 updates here), hence the larger iteration limit
+    # lambda_1 and lambda_2 are close here: aligning P with V inside the top subspace is slow,
+    # hence the larger iteration limit
     res = cccp(K, CHAIN3, init=bad_start, max_iter=10_000, random_state=0)
-    assert res.status == "optimal"
-    f = np.array([row["objective"] for row in res.history])
+    assert res.status == "converged"
+    f = np.array([res.history[0]["start_objective"]] + [row["objective"] for row in res.history])
     assert np.all(np.diff(f) >= -1e-12 * np.abs(f).max())
-    assert res.relaxed_objective == pytest.approx(prop2_value(K, CHAIN3), rel=1e-8)
-    assert adjusted_rand_score(y, res.labels) == 1.0
+    assert res.extras["relaxed_objective"] == pytest.approx(prop2_value(K, CHAIN3), rel=1e-8)
+    assert adjusted_rand_score(y, res.extras["labels"]) == 1.0
 
 
 def test_cccp_iteration_limit_warns():
@@ -212,25 +221,28 @@ def test_nmf_nonnegative_fixed_point_valid_labels(blobs, init):
     m, c = K.shape[0], 3
     start = None if init is None else np.random.default_rng(1).integers(c, size=m)
     res = nmf(K, CHAIN3, init=start, random_state=0)
-    assert res.status == "optimal"
-    P = res.P
+    assert res.status == "converged" and res.method == "nmf" and res.dual_bound is None
+    assert res.history[-1]["step"] < 1e-6  # stopped by its own rule
+    P = res.extras["P"]
     assert np.all(P >= 0)
     shifted = K - K.min()
-    assert res.relaxed_objective == pytest.approx(objective(shifted, CHAIN3, P), rel=1e-12)
+    assert res.extras["relaxed_objective"] == pytest.approx(objective(shifted, CHAIN3, P), rel=1e-12)
     # the shifted objective rises over the run once the overlap of the start is gone
     # (not at every step: see the docstring)
-    f = np.array([row["objective"] for row in res.history])
+    f = np.array([res.history[0]["start_objective"]] + [row["objective"] for row in res.history])
     assert f[-1] > f[1] * 1.2
     # near the constraint P^T P = I, at a fixed point of the update: P o (K+ P A - P P^T K+ P A) = 0
-    assert res.history[-1]["orthogonality"] < 0.1 < res.history[0]["orthogonality"]
+    assert res.history[-1]["orthogonality"] < 0.1 < res.history[0]["start_orthogonality"]
     gradient = shifted @ P @ CHAIN3
     kkt = np.abs(P * (gradient - P @ (P.T @ gradient))).max() / np.abs(P * gradient).max()
     assert kkt < 1e-4
-    assert res.labels.shape == (m,) and np.issubdtype(res.labels.dtype, np.integer)
-    assert res.labels.min() >= 0 and res.labels.max() < c
-    np.testing.assert_array_equal(res.labels, np.argmax(P, axis=1))
-    assert res.objective == pytest.approx(labels_value(K, CHAIN3, res.labels), abs=1e-12)
-    assert adjusted_rand_score(y, res.labels) == 1.0  # well separated blobs
+    labels = res.extras["labels"]
+    assert labels.shape == (m,) and np.issubdtype(labels.dtype, np.integer)
+    assert labels.min() >= 0 and labels.max() < c
+    np.testing.assert_array_equal(labels, np.argmax(P, axis=1))
+    assert res.objective == pytest.approx(labels_value(K, CHAIN3, labels), abs=1e-12)
+    np.testing.assert_array_equal(res.X, partition_matrix(labels, c, normalized=True))
+    assert adjusted_rand_score(y, labels) == 1.0  # well separated blobs
 
 
 def test_nmf_known_labels_stay_fixed(blobs):
@@ -239,20 +251,21 @@ def test_nmf_known_labels_stay_fixed(blobs):
     known = np.full(m, -1)
     known[[0, 8, 16, 5]] = [2, 1, 0, 1]
     res = nmf(K, CHAIN3, known=known, random_state=0)
-    assert res.status == "optimal"
+    assert res.status == "converged"
     pinned = np.flatnonzero(known >= 0)
-    np.testing.assert_array_equal(res.labels[pinned], known[pinned])
-    mask = np.ones_like(res.P, dtype=bool)
+    np.testing.assert_array_equal(res.extras["labels"][pinned], known[pinned])
+    P = res.extras["P"]
+    mask = np.ones_like(P, dtype=bool)
     mask[pinned, known[pinned]] = False
-    assert np.all(res.P[pinned][mask[pinned]] == 0)
-    assert np.all(res.P[pinned, known[pinned]] > 0)
+    assert np.all(P[pinned][mask[pinned]] == 0)
+    assert np.all(P[pinned, known[pinned]] > 0)
 
 
 def test_nmf_iteration_limit_warns(blobs):
     K, _ = blobs
     with pytest.warns(ConvergenceWarning, match="nmf"):
         res = nmf(K, CHAIN3, max_iter=3, random_state=0)
-    assert res.status == "max_iter" and np.all(res.P >= 0)
+    assert res.status == "max_iter" and res.iterations == 3 and np.all(res.extras["P"] >= 0)
 
 
 # ------------------------------------------------------------------------------------ bad input
@@ -308,3 +321,72 @@ def test_other_bad_arguments(blobs):
         greedy(K, CHAIN3, max_iter=0)
     with pytest.raises(ValueError, match="A"):
         nmf(K, CHAIN3 - 1.5)  # negative entries: the multiplicative update needs A >= 0
+
+
+def test_cccp_time_limit_before_the_first_update():
+    K = spectrum_kernel()
+    with pytest.warns(ConvergenceWarning, match="time limit"):
+        res = cccp(K, CHAIN3, time_limit=1e-9, random_state=0)
+    assert res.status == "time_limit" and res.iterations == 0
+    np.testing.assert_allclose(res.extras["P"].T @ res.extras["P"], np.eye(3), atol=1e-12)  # the start
+    assert res.objective == pytest.approx(labels_value(K, CHAIN3, res.extras["labels"]), abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------ inputs
+
+
+def rounded_psd_kernel(m=30, seed=0):
+    """A centred p.s.d. kernel moved by twice the float32 precision along its null vector 1, then
+    rounded to float32: indefinite by far more than a float64 tolerance, as float32 data are."""
+    X = np.random.default_rng(seed).standard_normal((m, 2))
+    K = center(rbf(X))
+    top = np.linalg.eigvalsh(K)[-1]
+    K32 = (K - 2 * np.finfo(np.float32).eps * top * np.ones((m, m)) / m).astype(np.float32)
+    w = np.linalg.eigvalsh(K32.astype(float))
+    assert -1e-6 * w[-1] < w[0] < -1e-10 * w[-1]
+    return K, K32
+
+
+@pytest.mark.parametrize("method", [spectral, cccp])
+def test_float32_psd_kernel_is_accepted(method):
+    """p.s.d. to float32 precision is p.s.d. for a float32 kernel, and the answer is that of the
+    float64 kernel; an indefinite one is still refused."""
+    K, K32 = rounded_psd_kernel()
+    res32, res64 = method(K32, CHAIN3, random_state=0), method(K, CHAIN3, random_state=0)
+    assert adjusted_rand_score(res64.extras["labels"], res32.extras["labels"]) == 1.0
+    assert res32.extras["relaxed_objective"] == pytest.approx(res64.extras["relaxed_objective"], rel=1e-5)
+    with pytest.raises(ValueError, match="K"):
+        method((K - 1e-3 * np.abs(K).max() * np.eye(K.shape[0])).astype(np.float32), CHAIN3)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # the inputs are what matters
+@pytest.mark.parametrize("method", [greedy, spectral, cccp, nmf])
+def test_inputs_are_not_modified(method, blobs):
+    K, y = blobs
+    m = K.shape[0]
+    A = CHAIN3.copy()
+    kwargs = {"random_state": 0}
+    if method in (greedy, nmf):
+        kwargs["known"] = np.where(np.arange(m) % 5 == 0, y, -1)
+    if method is not spectral:
+        kwargs["init"] = (y + 1) % 3
+    arrays = [K, A, *(v for v in kwargs.values() if isinstance(v, np.ndarray))]
+    copies = [a.copy() for a in arrays]
+    method(K, A, **kwargs)
+    for original, copy in zip(arrays, copies):
+        np.testing.assert_array_equal(original, copy)
+
+
+def test_objective_checks_its_inputs(blobs):
+    K, y = blobs
+    P = partition_matrix(y, 3, normalized=True)
+    for bad, name in [(dict(K=np.where(np.eye(K.shape[0]) > 0, np.nan, K)), "K"),
+                      (dict(A=np.full((3, 3), np.nan)), "A"),
+                      (dict(P=np.full_like(P, np.inf)), "P"),
+                      (dict(P=P[:, :2]), "P"),
+                      (dict(K=K[:-1, :-1]), "P"),
+                      (dict(K=np.triu(K)), "K")]:
+        args = {"K": K, "A": CHAIN3, "P": P, **bad}
+        with pytest.raises(ValueError, match=name):
+            objective(args["K"], args["A"], args["P"])
+    assert objective(K.astype(np.float32), CHAIN3, P) == pytest.approx(objective(K, CHAIN3, P), rel=1e-6)

@@ -1,4 +1,5 @@
-"""The low-rank SDP (5.30) by augmented Lagrangian: gradients, feasibility, bound vs the SDP (5.23)."""
+"""The low-rank SDP (5.30) by augmented Lagrangian: gradients, feasibility, bound vs the SDP (5.23),
+the Result it returns, limits and inputs."""
 
 from __future__ import annotations
 
@@ -10,16 +11,13 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from cvxclust.cluhsic._lowrank import (
-    _align_to_structure,
-    _AugmentedLagrangian,
-    _restore,
-    lowrank,
-    lowrank_objective,
-    lowrank_residuals,
-)
+from cvxclust.cluhsic._factor import AugmentedLagrangian, lowrank_objective, lowrank_residuals, restore_feasibility
+from cvxclust.cluhsic._lowrank import lowrank
+from cvxclust.cluhsic._lowrank_start import align_to_structure
 from cvxclust.cluhsic._objectives import objective as cluhsic_objective
 from cvxclust.cluhsic._objectives import partition_matrix
+from cvxclust import Result
+from cvxclust.cluhsic import CLUHSICSDP
 from cvxclust.kernels import center, rbf
 
 
@@ -78,7 +76,7 @@ def test_objective_gradients_match_finite_differences(m, c, r):
     K, A = random_instance(m, c)
     A = A + 0.3 * rng.normal(size=(c, c))
     A = (A + A.T) / 2  # any symmetric output kernel
-    ev = _AugmentedLagrangian(K, A, r, gamma=0.1)
+    ev = AugmentedLagrangian(K, A, r, bias=0.1)
     Y3 = rng.uniform(size=(c, m, r))
     f, grad_f, g, grad_g = ev.objective_terms(Y3)
     Y = Y3.reshape(m * c, r)
@@ -96,7 +94,7 @@ def test_objective_gradients_match_finite_differences(m, c, r):
 def test_constraint_gradients_match_finite_differences(m, c, r):
     rng = np.random.default_rng(1)
     K, A = random_instance(m, c)
-    ev = _AugmentedLagrangian(K, A, r, gamma=0.1)
+    ev = AugmentedLagrangian(K, A, r, bias=0.1)
     Y3 = rng.uniform(size=(c, m, r))
     h_o, h_b, _ = ev.constraints(Y3)
     # the constraints themselves, against the dense operators of Lemmas 4-5
@@ -141,7 +139,7 @@ def test_restoration_reaches_the_constraints_near_a_perturbed_partition(seed):
     rng = np.random.default_rng(seed)
     m, c, r = 12, 3, 2
     K, A = random_instance(m, c)
-    ev = _AugmentedLagrangian(K, A, r, gamma=0.1)
+    ev = AugmentedLagrangian(K, A, r, bias=0.1)
     labels = np.arange(m) % c
     Y3 = np.zeros((c, m, r))
     Y3[labels, np.arange(m), :] = 1.0 / np.sqrt(m / c * r)  # feasible: the lift of the partition
@@ -149,7 +147,7 @@ def test_restoration_reaches_the_constraints_near_a_perturbed_partition(seed):
     noise = 1e-3 * rng.normal(size=Y3.shape)
     start = np.abs(Y3 + noise)
     assert max(np.abs(np.concatenate(ev.constraints(start)[:2]))) > 1e-4
-    restored, infeasibility = _restore(ev, start, tol=1e-12)
+    restored, infeasibility = restore_feasibility(ev, start, tol=1e-12)
     h_o, h_b, _ = ev.constraints(restored)
     assert infeasibility <= 1e-12 and max(np.abs(h_o).max(), np.abs(h_b).max()) <= 1e-12
     assert restored.min() >= 0
@@ -164,10 +162,10 @@ def test_restoration_shortens_the_solve_without_losing_the_objective():
     K, A, _ = blob_instance(60, 4)
     plain = lowrank(K, A, random_state=0, restore_below=0.0)
     fast = lowrank(K, A, random_state=0)
-    assert plain.status == fast.status == "optimal"
+    assert plain.status == fast.status == "converged"
     assert fast.max_residual <= 1e-6 and plain.max_residual <= 1e-6
     assert any(row["restored"] for row in fast.history) and not any(row["restored"] for row in plain.history)
-    assert fast.inner_iterations < plain.inner_iterations
+    assert fast.extras["inner_iterations"] < plain.extras["inner_iterations"]
     assert fast.objective == pytest.approx(plain.objective, rel=1e-2)
 
 
@@ -175,7 +173,7 @@ def test_augmented_lagrangian_gradient_matches_finite_differences():
     rng = np.random.default_rng(2)
     m, c, r = 6, 3, 2
     K, A = random_instance(m, c)
-    ev = _AugmentedLagrangian(K, A, r, gamma=0.3)
+    ev = AugmentedLagrangian(K, A, r, bias=0.3)
     Y3 = rng.uniform(size=(c, m, r))
     y_o, y_b, sigma = rng.normal(size=ev.n_odiag), rng.normal(size=m), 7.0
     value, grad = ev.value_and_grad(Y3, y_o, y_b, sigma)
@@ -217,31 +215,39 @@ def test_objective_and_residuals_of_a_partition():
 def test_feasible_and_below_sdp_optimum(kind, m, c, rank):
     K, A = random_instance(m, c)[:2] if kind == "random" else blob_instance(m, c)[:2]
     res = lowrank(K, A, rank=rank, random_state=0)
-    assert res.status == "optimal"
-    assert res.Y.shape == (m * c, rank)
-    assert res.Y.min() >= 0.0
+    assert isinstance(res, Result) and res.method == "lowrank"
+    # no certified bound: the method's own rule met, never "optimal"
+    assert res.status == "converged" and res.dual_bound is None and res.relative_gap is None
+    assert res.X.shape == (m * c, rank)
+    assert res.X.min() >= 0.0
     assert res.residuals["odiag"] <= 1e-6 and res.residuals["bdiag"] <= 1e-6
     assert res.max_residual <= 1e-6
-    # f is the objective of (5.23) at Q = Y Y^T, computed without the gamma term
-    Q = res.Q
+    assert res.residuals == lowrank_residuals(res.X, m, c)
+    # f is the objective of (5.23) at Q = Y Y^T, computed without the bias term
+    Q = res.X @ res.X.T
     assert res.objective == pytest.approx(np.trace(np.kron(A, K) @ Q), rel=1e-10)
-    assert res.penalized_objective == pytest.approx(res.objective + 0.1 * Q.sum(), rel=1e-10)
+    assert res.extras["penalized_objective"] == pytest.approx(res.objective + 0.1 * Q.sum(), rel=1e-10)
     assert np.linalg.eigvalsh(Q).min() >= -1e-10 and Q.min() >= 0
+    # Q is a feasible point of the SDP (5.23) itself, to its own residuals
+    assert max(CLUHSICSDP(K, A).residuals(Q).values()) <= 1e-5
     # a feasible point of (5.23): its objective is a lower bound of the SDP optimum
     optimum = cached_optimum(kind, m, c)
     assert res.objective <= optimum + 1e-6 * abs(optimum)
-    assert res.history[-1]["infeasibility"] <= 1e-6
-    assert res.inner_iterations >= res.iterations
+    assert res.history[-1]["infeasibility"] <= 1e-6 and len(res.history) == res.iterations
+    assert res.extras["inner_iterations"] >= res.iterations
+    assert set(res.extras) == {"penalized_objective", "inner_iterations", "multipliers", "sigma", "scale"}
+    assert res.extras["multipliers"]["odiag"].shape == (c, c) and res.extras["multipliers"]["bdiag"].shape == (m,)
+    np.testing.assert_array_equal(res.extras["multipliers"]["odiag"], res.extras["multipliers"]["odiag"].T)
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_blobs_lowrank_reaches_sdp_optimum(seed):
-    """With gamma = 0 and rank 10 the local solutions found on these blobs attain the SDP optimum
-    (which exceeds every partition's objective: the relaxation (5.23) is not tight here).  With
-    rank 3 one seed in five stopped 8% below it: a local solution of the nonconvex (5.26)."""
+    """With bias = 0 and rank 10 the local solutions found on these blobs attain the SDP optimum
+    (which exceeds every partition's objective: the relaxation (5.23) is not tight here).  With a
+    smaller rank a seed can stop below it: a local solution of the nonconvex (5.26)."""
     K, A, y = blob_instance(12, 3)
     optimum = cached_optimum("blobs", 12, 3)
-    res = lowrank(K, A, rank=10, gamma=0.0, random_state=seed)
+    res = lowrank(K, A, rank=10, bias=0.0, random_state=seed)
     assert res.objective == pytest.approx(optimum, rel=1e-5)
     assert res.objective > 1.2 * cluhsic_objective(K, A, partition_matrix(y, 3, normalized=True))
 
@@ -250,14 +256,14 @@ def test_reproducible_with_seed():
     K, A = random_instance(8, 2)
     a = lowrank(K, A, rank=2, random_state=3)
     b = lowrank(K, A, rank=2, random_state=3)
-    np.testing.assert_array_equal(a.Y, b.Y)
+    np.testing.assert_array_equal(a.X, b.X)
     assert a.objective == b.objective
 
 
 def test_rank_one():
     K, A, _y = blob_instance(9, 3)
     res = lowrank(K, A, rank=1, random_state=1)
-    assert res.status == "optimal" and res.Y.shape == (27, 1)
+    assert res.status == "converged" and res.X.shape == (27, 1)
     assert res.max_residual <= 1e-6
 
 
@@ -267,8 +273,8 @@ def test_known_labels_fix_rows_to_zero():
     known = np.full(m, -1)
     known[[0, 5, 11]] = [2, 1, 0]  # against the data's chain order for points 0 and 11
     res = lowrank(K, A, rank=3, known=known, random_state=0)
-    assert res.status == "optimal" and res.max_residual <= 1e-6
-    Y3 = res.Y.reshape(c, m, -1)
+    assert res.status == "converged" and res.max_residual <= 1e-6
+    Y3 = res.X.reshape(c, m, -1)
     for point in (0, 5, 11):
         others = [i for i in range(c) if i != known[point]]
         assert np.all(Y3[others, point, :] == 0.0)
@@ -278,16 +284,17 @@ def test_known_labels_fix_rows_to_zero():
 def test_status_and_warning_when_a_limit_is_hit():
     K, A = random_instance(10, 3)
     with pytest.warns(ConvergenceWarning, match="lowrank"):
-        res = lowrank(K, A, rank=3, max_iter=1, tol=1e-12, random_state=0, restore_below=0.0)
+        res = lowrank(K, A, rank=3, max_iter=1, residual_tol=1e-12, random_state=0, restore_below=0.0)
     assert res.status == "max_iter" and res.iterations == 1
     assert res.max_residual > 1e-12
     # by default a limit still returns a feasible factor when the restoration reaches one
     with pytest.warns(ConvergenceWarning, match="lowrank"):
-        restored = lowrank(K, A, rank=3, max_iter=1, tol=1e-9, random_state=0)
+        restored = lowrank(K, A, rank=3, max_iter=1, residual_tol=1e-9, random_state=0)
     assert restored.status == "max_iter" and restored.max_residual <= 1e-9
     with pytest.warns(ConvergenceWarning, match="time limit"):
         res = lowrank(K, A, rank=3, time_limit=1e-9, random_state=0)
-    assert res.status == "time_limit"
+    assert res.status == "time_limit" and res.iterations == 0
+    assert res.X.shape == (30, 3) and np.all(np.isfinite(res.X)) and res.X.min() >= 0
 
 
 def test_starting_point():
@@ -296,8 +303,8 @@ def test_starting_point():
     Y0 = partition_matrix(y, c, normalized=True).T.reshape(-1, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        res = lowrank(K, A, Y0=Y0, gamma=0.0)
-    assert res.Y.shape == (m * c, 1) and res.max_residual <= 1e-6
+        res = lowrank(K, A, Y0=Y0, bias=0.0)
+    assert res.X.shape == (m * c, 1) and res.max_residual <= 1e-6
     with pytest.raises(ValueError, match="Y0"):
         lowrank(K, A, Y0=-Y0)
     with pytest.raises(ValueError, match="Y0"):
@@ -313,11 +320,15 @@ def test_starting_point():
     ({"A": np.eye(1)}, "A"),
     ({"rank": 0}, "rank"),
     ({"rank": 2.5}, "rank"),
-    ({"gamma": -0.1}, "gamma"),
-    ({"gamma": np.inf}, "gamma"),
+    ({"K": [["a"] * 6] * 6}, "K"),
+    ({"bias": -0.1}, "bias"),
+    ({"bias": np.inf}, "bias"),
+    ({"bias": True}, "bias"),
     ({"known": np.zeros(5, dtype=int)}, "known"),
     ({"known": np.array([0, 1, 2, 3, -1, -1])}, "known"),
-    ({"tol": 0.0}, "tol"),
+    ({"residual_tol": 0.0}, "residual_tol"),
+    ({"random_state": "seed"}, "random_state"),
+    ({"Y0": np.full((18, 2), np.nan)}, "Y0"),
     ({"max_iter": 0}, "max_iter"),
     ({"time_limit": -1.0}, "time_limit"),
     ({"sigma": 0.0}, "sigma"),
@@ -352,7 +363,7 @@ def test_alignment_restores_the_chain_order():
     m, c = 30, 5
     K, A, y = blob_instance(m, c)
     scrambled = np.array([3, 0, 4, 1, 2])[y]
-    aligned = _align_to_structure(scrambled, K, A, np.random.RandomState(0))
+    aligned = align_to_structure(scrambled, K, A, np.random.RandomState(0))
     assert (np.array_equal(aligned, y) or np.array_equal(aligned, c - 1 - y))
     P = lambda labels: partition_matrix(labels, c, normalized=True)
     assert cluhsic_objective(K, A, P(aligned)) > cluhsic_objective(K, A, P(scrambled))
@@ -363,7 +374,7 @@ def test_starts_give_feasible_points(init):
     m, c = 30, 5
     K, A, y = blob_instance(m, c)
     res = lowrank(K, A, rank=5, init=init, random_state=0)
-    assert res.status == "optimal" and res.max_residual <= 1e-6
+    assert res.status == "converged" and res.max_residual <= 1e-6
 
 
 def test_spectral_start_beats_random_start_on_blobs():
@@ -376,3 +387,39 @@ def test_spectral_start_beats_random_start_on_blobs():
     np.testing.assert_allclose(spectral_start.objective, truth.objective, rtol=1e-4)
     exact = cluhsic_objective(K, A, partition_matrix(y, c, normalized=True))
     assert spectral_start.objective >= exact * (1 - 1e-4)
+
+
+def test_old_option_names_are_refused():
+    """The infeasibility tolerance is ``residual_tol``; with no certified bound there is no gap
+    tolerance, so ``tol`` is refused, and the bias weight is ``bias``."""
+    K, A = random_instance(6, 3)
+    with pytest.raises(TypeError, match="tol"):
+        lowrank(K, A, tol=1e-6)
+    with pytest.raises(TypeError, match="gamma"):
+        lowrank(K, A, gamma=0.1)
+
+
+def test_inputs_are_not_modified():
+    m, c = 12, 3
+    K, A, y = blob_instance(m, c)
+    known = np.full(m, -1)
+    known[[0, 5]] = [2, 1]
+    Y0 = partition_matrix(y, c, normalized=True).T.reshape(-1, 1) + 0.01
+    arguments = (K, A, known, Y0, y)
+    copies = [a.copy() for a in arguments]
+    lowrank(K, A, known=known, Y0=Y0, random_state=0)
+    lowrank(K, A, known=known, init=y, rank=2, random_state=0)
+    for original, copy in zip(arguments, copies):
+        np.testing.assert_array_equal(original, copy)
+
+
+def test_float32_kernel_gives_the_float64_answer():
+    """A float32 kernel, symmetric only to its own rounding, is accepted and gives the same
+    local solution as the float64 kernel it rounds, to float32 accuracy."""
+    K, A, _ = blob_instance(12, 3)
+    K32 = K.astype(np.float32)
+    K32[0, 1] = np.nextafter(K32[0, 1], np.float32(np.inf))
+    res32 = lowrank(K32, A, rank=3, random_state=0)
+    res64 = lowrank(K, A, rank=3, random_state=0)
+    assert res32.status == "converged"
+    assert res32.objective == pytest.approx(res64.objective, rel=1e-5)

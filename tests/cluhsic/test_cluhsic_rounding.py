@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ from cvxclust.cluhsic._objectives import partition_matrix
 from cvxclust.cluhsic._rounding import (
     _stiefel,
     alternating_projection,
+    round_best,
     round_lowrank,
     round_sdp,
 )
@@ -74,7 +77,7 @@ def test_lowrank_and_sdp_rounding_agree():
 def test_alternating_projection_output():
     """From a perturbed partition the iteration ends at a fixed point: a nonnegative matrix with
     orthonormal columns (so disjoint supports) whose row maxima give the partition back.  The
-    convergence is linear and slow near the limit (about 200 iterations to tol = 1e-10 here)."""
+    convergence is linear and slow near the limit, hence the larger iteration limit."""
     rng = np.random.default_rng(1)
     labels = np.concatenate([np.arange(3), rng.integers(0, 3, size=9)])
     Pi0 = np.abs(partition_matrix(labels, 3, normalized=True) + 0.05 * rng.normal(size=(12, 3)))
@@ -97,18 +100,18 @@ def test_blobs_recovered_up_to_chain_reversal(m, seed):
     K, A, y = blobs(m)
     # the relaxation (5.23) is not tight on these blobs (the SDP optimum exceeds every
     # partition's objective) and the local solution depends on the start: with the paper's
-    # gamma = 0.1, or with rank 3, some seeds give a wrong chain order; gamma = 1 (a stronger
-    # bias towards a rank-one Q) with rank 10 recovered the chain for all 10 (m, seed) tried
-    res = lowrank(K, A, rank=10, gamma=1.0, random_state=seed)
-    assert res.status == "optimal"
-    labels, P = round_lowrank(res.Y, m, 3)
+    # bias = 0.1, or with rank 3, some seeds give a wrong chain order; bias = 1 (a stronger
+    # bias towards a rank-one Q) with rank 10 recovers the chain for every (m, seed) here
+    res = lowrank(K, A, rank=10, bias=1.0, random_state=seed)
+    assert res.status == "converged"
+    labels, P = round_lowrank(res.X, m, 3)
     assert accuracy(y, labels, CHAIN3) == 1.0
     assert P.shape == (m, 3) and P.min() >= 0
 
 
 def test_sdp_rounding_of_a_chain_of_points():
-    """round_sdp on the exact SDP (5.23) of a well-separated chain of blobs (with a gamma term,
-    as in (5.30), tr((A kron K + gamma 11^T) Q))."""
+    """round_sdp on the exact SDP (5.23) of a well-separated chain of blobs (with a bias term,
+    as in (5.30), tr((A kron K + bias 11^T) Q))."""
     m, c = 9, 3
     K, A, y = blobs(m)
     Q = cp.Variable((m * c, m * c), symmetric=True)
@@ -132,14 +135,14 @@ def test_known_labels_are_respected(enforce):
     known = np.full(m, -1)
     # points 0 and 11 (far ends) and point 5: two of them against the data's order
     known[[0, 5, 11]] = [2, 1, 0]
-    res = lowrank(K, A, rank=3, gamma=1.0, known=known if enforce == "lowrank" else None, random_state=0)
-    labels, P = round_lowrank(res.Y, m, c, known=known)
+    res = lowrank(K, A, rank=3, bias=1.0, known=known if enforce == "lowrank" else None, random_state=0)
+    labels, P = round_lowrank(res.X, m, c, known=known)
     labelled = known >= 0
     np.testing.assert_array_equal(labels[labelled], known[labelled])
     # the rows of labelled points are zero outside their known column
     for point in np.flatnonzero(labelled):
         assert np.all(np.delete(P[point], known[point]) == 0)
-    labels_sdp, _ = round_sdp(res.Q, m, c, known=known)
+    labels_sdp, _ = round_sdp(res.X @ res.X.T, m, c, known=known)
     np.testing.assert_array_equal(labels_sdp[labelled], known[labelled])
 
 
@@ -149,8 +152,8 @@ def test_known_labels_orient_the_chain():
     K, A, y = blobs(m)
     known = np.full(m, -1)
     known[[0, 11]] = [0, 2]
-    res = lowrank(K, A, rank=10, gamma=1.0, known=known, random_state=0)
-    labels, _ = round_lowrank(res.Y, m, 3, known=known)
+    res = lowrank(K, A, rank=10, bias=1.0, known=known, random_state=0)
+    labels, _ = round_lowrank(res.X, m, 3, known=known)
     np.testing.assert_array_equal(labels, y)
 
 
@@ -181,3 +184,30 @@ def test_round_lowrank_bad_input(args, kwargs, match):
 def test_round_sdp_bad_input(Q, m, c, match):
     with pytest.raises(ValueError, match=match):
         round_sdp(Q, m, c)
+
+
+def test_round_best_checks_kernels_and_keeps_inputs():
+    m, c = 12, 3
+    K, A, y = blobs(m)
+    Y = vec(partition_matrix(y, c, normalized=True))[:, None] + 0.01
+    copies = K.copy(), A.copy(), Y.copy()
+    labels, _ = round_best(Y, K, A, random_state=0)
+    assert accuracy(y, labels, CHAIN3) == 1.0
+    for original, copy in zip((K, A, Y), copies):
+        np.testing.assert_array_equal(original, copy)
+    bad = K.copy()
+    bad[1, 1] = np.nan
+    with pytest.raises(ValueError, match="K"):
+        round_best(Y, bad, A)
+    with pytest.raises(ValueError, match="A"):
+        round_best(Y, K, np.full((3, 3), np.inf))
+
+
+def test_alternating_projection_leaves_its_start_unchanged():
+    rng = np.random.default_rng(3)
+    Pi0 = rng.normal(size=(10, 3))
+    copy = Pi0.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        alternating_projection(Pi0, known=np.r_[0, -np.ones(9, dtype=int)])
+    np.testing.assert_array_equal(Pi0, copy)

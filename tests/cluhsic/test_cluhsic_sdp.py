@@ -12,6 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from cvxclust.cluhsic._objectives import objective, partition_matrix
+from cvxclust.cluhsic._operator import AffineOperator
 from cvxclust.cluhsic._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
 from cvxclust.kernels import center, rbf
 
@@ -20,7 +21,7 @@ REFERENCE = {"solver": "CLARABEL", "eps": 1e-8}
 
 @pytest.fixture(autouse=True, scope="module")
 def _one_blas_thread():
-    # thousands of small eigendecompositions: threads only add overhead on a loaded machine
+    # thousands of small eigendecompositions: threads only add overhead at these sizes
     with threadpool_limits(limits=1, user_api="blas"):
         yield
 
@@ -132,13 +133,11 @@ def test_solver_system_fixes_the_cross_entries():
     """The solver's equivalent system (zero_cross): on Q >= 0, tr Q_[ij] = 0 (i != j) holds iff
     every entry ((i, p), (j, p)) is zero; its projection matches cvxpy's onto the affine
     constraints with those entries fixed explicitly, and satisfies the paper's constraints."""
-    from cvxclust.cluhsic._sdp import _AffineOperator
-
     rng = np.random.default_rng(1)
     m, c = 6, 3
     K, A = instance(m, c)
     relaxation = CLUHSICSDP(K, A, known=[0, -1, 2, -1, -1, -1])
-    op = _AffineOperator(m, c, relaxation.free, zero_cross=True)
+    op = AffineOperator(m, c, relaxation.free, zero_cross=True)
     idx = op.index
     W = rng.standard_normal((m * c, m * c))
     W = (W + W.T) / 2
@@ -159,7 +158,7 @@ CASES = [
     (12, 3, "identity", None),
     (12, 3, "chain", "known"),
 ]
-#: cases whose optimum is not unique: measured distances 0.43 and 0.48 at equal objectives
+#: cases whose optimum is not unique: both solvers' points are optimal yet far apart
 NON_UNIQUE = [(12, 3, "chain", None), (12, 3, "identity", None)]
 
 
@@ -197,8 +196,11 @@ def test_admm_matches_reference(solved, case):
     # else: the optimal set of (5.23) is not a singleton (both points are feasible and optimal
     # to the tolerances above, yet far apart): the interior-point reference lands in its
     # relative interior, the ADMM anywhere on it, and their distance says nothing
-    # the certificate: relative gap below the default gap_tol = 1e-4
+    # the certificate: relative gap below the default tol = 1e-4, worst residual below the
+    # default residual_tol = 1e-5, and the bound on the right side of the objective
     assert result.relative_gap <= 1e-4
+    assert result.dual_bound >= result.objective
+    assert set(result.extras) == {"rho", "scale"} and result.extras["rho"] > 0
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"m{m}-c{c}-{s}-{k or 'unsup'}" for m, c, s, k in CASES])
@@ -291,6 +293,7 @@ def test_auto_dispatches_to_admm():
         ({"K": np.triu(np.ones((6, 6)))}, "K"),
         ({"K": np.full((6, 6), np.nan)}, "K"),
         ({"K": np.ones((6, 5))}, "K"),
+        ({"K": [["a"] * 6] * 6}, "K"),
         ({"A": np.array([[1.0, 2.0], [0.0, 1.0]])}, "A"),
         ({"A": np.ones((2, 3))}, "A"),
         ({"A": np.eye(7)}, "A"),
@@ -309,16 +312,64 @@ def test_bad_inputs_name_the_argument(kwargs, name):
         CLUHSICSDP(**args)
 
 
+def test_admm_time_limit_before_the_first_iteration():
+    """A time limit spent by the set-up still gives a valid Result: the projected start, its
+    residuals, a certified bound from the start's multipliers, and a warning."""
+    K, A = instance(10, 2)
+    relaxation = CLUHSICSDP(K, A)
+    with pytest.warns(ConvergenceWarning, match="time limit"):
+        result = relaxation.solve("admm", time_limit=1e-9)
+    assert result.status == "time_limit" and result.method == "admm"
+    assert result.iterations == 0
+    assert result.X.shape == (20, 20) and np.all(np.isfinite(result.X))
+    assert result.residuals["odiag"] < 1e-12 and result.residuals["bdiag"] < 1e-12  # the affine start
+    assert result.objective == pytest.approx(relaxation.objective(result.X), rel=1e-12)
+    optimum = relaxation.solve("reference", **REFERENCE).objective
+    assert np.isfinite(result.dual_bound) and result.dual_bound >= optimum - 1e-7 * abs(optimum)
+
+
+def test_admm_leaves_its_inputs_unchanged():
+    K, A = instance(8, 2)
+    known = np.array([0, -1, -1, -1, -1, -1, -1, 1])
+    copies = K.copy(), A.copy(), known.copy()
+    relaxation = CLUHSICSDP(K, A, known=known)
+    with pytest.warns(ConvergenceWarning):
+        relaxation.solve("admm", max_iter=30)
+    for original, copy in zip((K, A, known), copies):
+        np.testing.assert_array_equal(original, copy)
+
+
+def test_float32_kernel_is_accepted():
+    """A float32 kernel symmetric to its own rounding is not refused by a float64 tolerance, and
+    gives the float64 kernel's answer to the solver's accuracy."""
+    K, A = instance(8, 2)
+    K32 = K.astype(np.float32)
+    K32[0, 1] = np.nextafter(K32[0, 1], np.float32(np.inf))  # asymmetric by one float32 ulp
+    relaxation = CLUHSICSDP(K32, A)
+    assert relaxation.K.dtype == np.float64 and np.array_equal(relaxation.K, relaxation.K.T)
+    result = relaxation.solve("admm")
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(CLUHSICSDP(K, A).solve("admm").objective, rel=1e-4)
+
+
 @pytest.mark.parametrize(
     "option, value",
-    [("tol", 0.0), ("gap_tol", -1.0), ("max_iter", 0), ("rho", -1.0), ("alpha", 2.0), ("mu", 0.5),
-     ("anderson", -1), ("safeguard", 0.0),
+    [("tol", 0.0), ("residual_tol", -1.0), ("max_iter", 0), ("rho", -1.0), ("alpha", 2.0), ("mu", 0.5),
+     ("anderson", -1), ("safeguard", 0.0), ("partial_eig", "yes"), ("verbose", 1),
      ("check_every", 0), ("adapt_every", 1.5), ("time_limit", -1.0)],
 )
 def test_bad_solver_options_name_the_option(option, value):
     K, A = instance(6, 2)
     with pytest.raises(ValueError, match=option):
         CLUHSICSDP(K, A).solve("admm", **{option: value})
+
+
+def test_old_option_names_are_refused():
+    """The gap tolerance is ``tol`` and the residual tolerance ``residual_tol``: ``gap_tol`` is
+    no option of the solver any more."""
+    K, A = instance(6, 2)
+    with pytest.raises(TypeError, match="gap_tol"):
+        CLUHSICSDP(K, A).solve("admm", gap_tol=1e-4)
 
 
 def test_proposition_3_rank_one_feasible_points_are_exactly_the_lifted_partitions():

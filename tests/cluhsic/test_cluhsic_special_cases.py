@@ -238,3 +238,28 @@ def test_diskmeans_bad_input():
         diskmeans_criterion(K, np.eye(3), np.zeros(7, dtype=int), 1.0, 7)  # rank K = 4 < 7
     with pytest.raises(ValueError, match="P"):
         diskmeans_criterion(K, np.eye(3), np.ones((7, 2)), 1.0, 1)
+
+
+def test_diskmeans_float32_kernel_and_inputs():
+    """A float32 p.s.d. kernel, indefinite only by its rounding, is accepted (with the float64
+    kernel's answer to float32 accuracy); NaN is refused naming K; the inputs are not modified."""
+    K = diskmeans_data()
+    m = K.shape[0]
+    top = np.linalg.eigvalsh(K)[-1]
+    # moved along a null vector by twice the float32 precision, then rounded to float32
+    null = np.linalg.eigh(K)[1][:, 0]
+    K32 = (K - 2 * np.finfo(np.float32).eps * top * np.outer(null, null)).astype(np.float32)
+    w = np.linalg.eigvalsh(K32.astype(float))
+    assert w[0] < -1e-10 * w[-1]
+    copy = K32.copy()
+    np.testing.assert_allclose(diskmeans_kernel(K32, 0.7), diskmeans_kernel(K, 0.7), atol=1e-5)
+    labels = np.arange(m) % 3
+    assert diskmeans_criterion(K32, np.eye(3), labels, 0.7, 2) == pytest.approx(
+        diskmeans_criterion(K, np.eye(3), labels, 0.7, 2), rel=1e-5)
+    np.testing.assert_array_equal(K32, copy)
+    bad = K.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="K"):
+        diskmeans_kernel(bad, 1.0)
+    with pytest.raises(ValueError, match="K"):
+        diskmeans_criterion(bad, np.eye(3), labels, 0.7, 2)

@@ -1,6 +1,6 @@
 """Every ssc test runs with one BLAS thread: the solvers make thousands of small (n <= 150)
-eigendecompositions, which OpenBLAS slows down by one to two orders of magnitude when it
-spreads them over threads on a loaded machine."""
+eigendecompositions, which OpenBLAS slows down when it spreads them over threads that other
+processes also want."""
 
 import pytest
 from threadpoolctl import threadpool_limits

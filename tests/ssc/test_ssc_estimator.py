@@ -3,14 +3,13 @@ precomputed affinities, parameter validation, reproducibility."""
 
 from __future__ import annotations
 
-import warnings
+import inspect
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
+from sklearn.utils.estimator_checks import parametrize_with_checks
 from ssc_helpers import data
 
 import cvxclust
@@ -19,35 +18,22 @@ from cvxclust.kernels import rbf
 from cvxclust.metrics import error_rate
 from cvxclust.ssc import NORMALIZATIONS, FrobeniusPSD
 
-# scikit-learn sets n_clusters = 1 in these checks (to make every clusterer "fit" a trivial
-# problem); the project requires 2 <= n_clusters <= n_samples and raises ValueError instead.
-N_CLUSTERS_1 = "the check sets n_clusters=1, which is rejected by design (2 <= n_clusters <= n_samples)"
-EXPECTED_FAILED_CHECKS = {
-    "check_dont_overwrite_parameters": N_CLUSTERS_1,
-    "check_fit2d_predict1d": N_CLUSTERS_1,
-    "check_methods_subset_invariance": N_CLUSTERS_1,
-    "check_fit2d_1feature": N_CLUSTERS_1 + " (it expects the message to be about the 1 feature)",
-}
-
 ESTIMATORS = [SemidefiniteSpectralClustering(), SemidefiniteSpectralClustering(normalization="frobenius")]
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS, xfail_strict=True)
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=["frobenius-psd", "frobenius"])
-def test_expected_failures_are_exactly_the_n_clusters_1_checks(estimator):
-    """The checks marked as expected failures above fail, and only because of n_clusters=1."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(clone(estimator), on_fail=None)
-    failed = {r["check_name"]: r["exception"] for r in results if r["status"] == "failed"}
-    assert set(failed) == set(EXPECTED_FAILED_CHECKS)
-    for name, exception in failed.items():
-        assert "n_clusters must be between 2 and n_samples" in str(exception), (name, exception)
-        assert "got 1" in str(exception)
+def test_defaults_follow_scikit_learn():
+    est = SemidefiniteSpectralClustering()
+    params = est.get_params()
+    assert params["n_clusters"] == 8  # as KMeans and SpectralClustering
+    assert params["affinity"] == "rbf" and params["gamma"] is None
+    assert params["method"] == "auto" and params["solver_options"] is None
+    assert set(params) == set(SemidefiniteSpectralClustering._parameter_constraints)
+    assert list(inspect.signature(SemidefiniteSpectralClustering).parameters)[0] == "n_clusters"
 
 
 def test_importable_from_package_and_family():
@@ -117,7 +103,7 @@ def test_precomputed_affinity(iris):
     np.testing.assert_allclose(est.affinity_matrix_, K)
     assert est.labels_.shape == (150,)
     # the same kernel computed from X gives the same clustering
-    from_X = SemidefiniteSpectralClustering(3, delta=1.5, random_state=0).fit(X)
+    from_X = SemidefiniteSpectralClustering(3, gamma=1 / 1.5**2, random_state=0).fit(X)
     np.testing.assert_array_equal(est.labels_, from_X.labels_)
     assert est.__sklearn_tags__().input_tags.pairwise
     assert not from_X.__sklearn_tags__().input_tags.pairwise
@@ -157,14 +143,15 @@ def test_reproducible_with_random_state(assign_labels):
     assert c.labels_.shape == (60,)
 
 
-def test_solver_and_solver_options_are_used():
+def test_method_and_solver_options_are_used():
     X, _ = data("iris", 30)
-    est = SemidefiniteSpectralClustering(3, solver="ld-ssc2", solver_options={"max_iter": 3}, random_state=0)
+    est = SemidefiniteSpectralClustering(3, method="ld-ssc2", solver_options={"max_iter": 3}, random_state=0)
     with pytest.warns(ConvergenceWarning, match="ld-ssc2"):
         est.fit(X)
     assert est.result_.method == "ld-ssc2" and est.result_.status == "max_iter"
+    assert est.n_iter_ == 3 and est.objective_ == est.result_.objective
     assert est.solver_options == {"max_iter": 3}  # not modified by fit
-    ds = SemidefiniteSpectralClustering(3, normalization="frobenius", solver="successive-projections").fit(X)
+    ds = SemidefiniteSpectralClustering(3, normalization="frobenius", method="successive-projections").fit(X)
     assert ds.result_.method == "successive-projections"
     assert ds.result_.max_residual <= 1e-6
 
@@ -172,22 +159,32 @@ def test_solver_and_solver_options_are_used():
 @pytest.mark.parametrize(
     ("params", "name"),
     [
-        ({"n_clusters": 1}, "n_clusters"),
         ({"n_clusters": 0}, "n_clusters"),
         ({"n_clusters": 31}, "n_clusters"),
         ({"n_clusters": 2.0}, "n_clusters"),
         ({"n_clusters": "3"}, "n_clusters"),
+        ({"n_clusters": True}, "n_clusters"),
         ({"affinity": "cosine"}, "affinity"),
+        ({"affinity": None}, "affinity"),
         ({"normalization": "sinkhorn"}, "normalization"),
         ({"assign_labels": "qr"}, "assign_labels"),
         ({"n_init": 0}, "n_init"),
         ({"n_init": 2.5}, "n_init"),
-        ({"delta": -1.0}, "delta"),
+        ({"gamma": -1.0}, "gamma"),
+        ({"gamma": 0.0}, "gamma"),
+        ({"gamma": np.nan}, "gamma"),
+        ({"gamma": "scale"}, "gamma"),
         ({"affinity": "polynomial", "degree": 0}, "degree"),
+        ({"degree": 1.5}, "degree"),
         ({"affinity": "nearest_neighbors", "n_neighbors": 30}, "n_neighbors"),
-        ({"solver": "nope"}, "nope"),
+        ({"n_neighbors": 0}, "n_neighbors"),
+        ({"method": "nope"}, "method"),
+        ({"method": None}, "method"),
+        ({"normalization": "frobenius", "method": "ld-ssc2"}, "method"),
+        ({"solver_options": [("tol", 1e-3)]}, "solver_options"),
         ({"solver_options": {"tol": -1.0}}, "tol"),
         ({"normalization": "none", "solver_options": {"tol": 1e-3}}, "tol"),
+        ({"random_state": "seed"}, "random_state"),
     ],
 )
 def test_bad_parameters_raise_value_error_naming_them(params, name):
@@ -217,3 +214,98 @@ def test_every_normalization_fits():
         if normalization == "frobenius-psd":
             ref = FrobeniusPSD(est.affinity_matrix_).solve("reference")
             assert est.result_.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_unknown_solver_option_is_a_type_error_naming_it():
+    X, _ = data("iris", 30)
+    with pytest.raises(TypeError, match="nope"):
+        SemidefiniteSpectralClustering(3, solver_options={"nope": 1}).fit(X)
+
+
+def test_parameter_errors_name_the_estimator_the_value_and_the_expectation():
+    X, _ = data("iris", 30)
+    with pytest.raises(ValueError, match=r"The 'gamma' parameter of SemidefiniteSpectralClustering must be "
+                                         r"a float in the range \(0, inf\) or None. Got -1 instead."):
+        SemidefiniteSpectralClustering(3, gamma=-1).fit(X)
+    with pytest.raises(ValueError, match=r"'method'.*'admm'.*'ld-ssc1'.*Got 'nope'"):
+        SemidefiniteSpectralClustering(3, method="nope").fit(X)
+
+
+@pytest.mark.parametrize("normalization", NORMALIZATIONS)
+def test_one_cluster_puts_every_point_in_it_without_a_solve(normalization, monkeypatch):
+    X, _ = data("iris", 30)
+    monkeypatch.setattr(FrobeniusPSD, "solve", lambda *a, **k: pytest.fail("n_clusters=1 must not solve"))
+    est = SemidefiniteSpectralClustering(1, normalization=normalization).fit(X)
+    np.testing.assert_array_equal(est.labels_, np.zeros(30, dtype=int))
+    assert est.result_ is None and est.n_iter_ == 0 and est.objective_ is None
+    assert est.normalized_affinity_ is None
+    np.testing.assert_allclose(est.affinity_matrix_, rbf(X), rtol=1e-12)
+    assert np.array_equal(est.fit_predict(X), est.labels_)
+
+
+def test_one_cluster_still_validates_a_precomputed_affinity():
+    with pytest.raises(ValueError, match=r"\bX\b"):
+        SemidefiniteSpectralClustering(1, affinity="precomputed").fit(np.ones((4, 3)))
+
+
+def test_gamma_is_the_rbf_coefficient():
+    X, _ = data("wine", 30)
+    X = StandardScaler().fit_transform(X)
+    gamma = 0.07
+    est = SemidefiniteSpectralClustering(3, gamma=gamma, random_state=0).fit(X)
+    sq = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
+    np.testing.assert_allclose(est.affinity_matrix_, np.exp(-gamma * sq), rtol=1e-12, atol=1e-300)
+    # None: the median heuristic gamma = 1 / median_distance**2
+    default = SemidefiniteSpectralClustering(3, random_state=0).fit(X)
+    median = cvxclust.kernels.median_distance(X)
+    np.testing.assert_allclose(default.affinity_matrix_, np.exp(-sq / median**2), rtol=1e-12)
+    # the affinity's own parameters are ignored by the others
+    poly = SemidefiniteSpectralClustering(3, affinity="polynomial", gamma=5.0, random_state=0,
+                                          solver_options={"mu": 10.0}).fit(X)
+    np.testing.assert_allclose(poly.affinity_matrix_, cvxclust.kernels.affinity(X, "polynomial", degree=2))
+
+
+def test_median_heuristic_on_coincident_points_names_gamma():
+    X = np.vstack([np.zeros((6, 2)), np.eye(2)])  # most pairs coincide: median distance 0
+    with pytest.raises(ValueError, match="gamma"):
+        SemidefiniteSpectralClustering(2).fit(X)
+    est = SemidefiniteSpectralClustering(2, gamma=1.0, random_state=0).fit(X)
+    assert est.labels_.shape == (8,)
+
+
+def test_n_iter_and_objective(iris_fit):
+    assert iris_fit.n_iter_ == iris_fit.result_.iterations >= 1
+    assert iris_fit.objective_ == iris_fit.result_.objective
+    assert iris_fit.objective_ == pytest.approx(
+        0.5 * np.sum((iris_fit.normalized_affinity_ - iris_fit.affinity_matrix_) ** 2), rel=1e-12)
+
+
+def test_fit_runs_under_the_blas_thread_policy(monkeypatch):
+    import cvxclust.ssc._estimator as module
+
+    sizes = []
+    real = module.blas_threads
+
+    def spy(n):
+        sizes.append(n)
+        return real(n)
+
+    monkeypatch.setattr(module, "blas_threads", spy)
+    X, _ = data("iris", 30)
+    SemidefiniteSpectralClustering(3, random_state=0).fit(X)
+    assert sizes == [30]
+
+
+def test_fit_does_not_modify_X_or_parameters():
+    X, _ = data("iris", 30)
+    X = np.array(X)
+    before = X.copy()
+    options = {"max_iter": 5000}
+    est = SemidefiniteSpectralClustering(3, solver_options=options, random_state=0)
+    est.fit(X)
+    np.testing.assert_array_equal(X, before)
+    assert options == {"max_iter": 5000}
+    K = rbf(X)
+    K_before = K.copy()
+    SemidefiniteSpectralClustering(3, affinity="precomputed", random_state=0).fit(K)
+    np.testing.assert_array_equal(K, K_before)

@@ -109,7 +109,7 @@ def test_converged_solve_does_not_warn(cls, method, K):
 
 
 @pytest.mark.parametrize(("cls", "method"), SCALABLE)
-@pytest.mark.parametrize("name", ["tol", "max_iter", "time_limit"])
+@pytest.mark.parametrize("name", ["tol", "residual_tol", "max_iter", "time_limit", "check_every"])
 @pytest.mark.parametrize("value", [0, -1.0, np.nan, "1e-3", True, None])
 def test_bad_limits(cls, method, K, name, value):
     with pytest.raises(ValueError, match=name):

@@ -1,0 +1,276 @@
+"""The certified-solver core (cvxclust.solvers), the parameter tables (cvxclust.parameters) and
+the frozen Result, on a toy relaxation and on the SSC ADMM registered on a subclass."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import warnings
+from numbers import Integral, Real
+
+import cvxpy as cp
+import matplotlib
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import cvxclust
+from cvxclust import Relaxation, Result
+from cvxclust.kernels import rbf
+from cvxclust.parameters import InvalidParameterError, Interval, Options, validate_parameter, validate_parameters
+from cvxclust.result import relative_gap
+from cvxclust.solvers import STOP_REASONS, Certificate, IterativeSolver, Param
+from cvxclust.ssc import FrobeniusPSD
+from cvxclust.ssc._admm import ADMM
+
+matplotlib.use("Agg")
+
+
+class Box(Relaxation):
+    """minimize or maximize <c, x> over the box 0 <= x <= 1 (x a 1 x n matrix named "X")."""
+
+    name = "box"
+
+    def __init__(self, c, sense="minimize"):
+        self.c = np.asarray(c, dtype=float)
+        self.sense = sense
+
+    def problem(self):
+        X = cp.Variable((1, self.c.size), name="X")
+        objective = cp.sum(cp.multiply(self.c[None, :], X))
+        goal = cp.Minimize(objective) if self.sense == "minimize" else cp.Maximize(objective)
+        return cp.Problem(goal, [X >= 0, X <= 1])
+
+    def objective(self, X):
+        return float(np.sum(self.c * np.ravel(X)))
+
+    def residuals(self, X):
+        x = np.ravel(X)
+        return {"box": float(max(0.0, -x.min(), x.max() - 1))}
+
+
+class ProjectedGradient(IterativeSolver):
+    """x <- clip(x -/+ step c) with the bound <c, x*> known in closed form after `exact_after`
+    iterations (before that a deliberately weak bound): enough to exercise every path of the core."""
+
+    method = "projected-gradient"
+    parameters = IterativeSolver.parameters | {
+        "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "step_size": Param(0.1, [Interval(Real, 0, None, closed="neither")]),
+        "exact_after": Param(3, [Interval(Integral, 0, None, closed="left")]),
+        "stall_at": Param(None, [Interval(Integral, 0, None, closed="left"), None]),
+    }
+
+    def init_state(self):
+        return {"x": np.full(self.relaxation.c.size, 0.5), "iteration": -1}
+
+    def step(self, state, iteration):
+        sign = 1.0 if self.sense == "minimize" else -1.0
+        state["x"] = np.clip(state["x"] - sign * self.step_size * self.relaxation.c, 0, 1)
+        state["iteration"] = iteration
+        if self.stall_at is not None and iteration >= self.stall_at:
+            self.stall("test stall")
+        return {"step_length": self.step_size}
+
+    def certify(self, state, bound, final=False):
+        c = self.relaxation.c
+        exact = c.clip(max=0).sum() if self.sense == "minimize" else c.clip(min=0).sum()
+        weak = exact - 10.0 if self.sense == "minimize" else exact + 10.0
+        good = state["iteration"] + 1 >= self.exact_after
+        return Certificate(state["x"][None, :], exact if good else weak)
+
+
+Box.register_solver("pg", ProjectedGradient)
+
+
+@pytest.mark.parametrize("sense", ["minimize", "maximize"])
+def test_core_certifies_and_reports(sense):
+    c = np.array([1.0, -2.0, 0.5, -0.6])
+    box = Box(c, sense)
+    result = box.solve("pg", step_size=1.0)
+    reference = box.solve("reference")
+    assert result.status == "optimal" and result.method == "pg"
+    assert result.relative_gap <= 1e-6 and result.max_residual <= 1e-6
+    assert result.objective == pytest.approx(reference.objective, abs=1e-7)
+    # the bound lies on the right side of the reference
+    if sense == "minimize":
+        assert result.dual_bound <= reference.objective + 1e-7
+    else:
+        assert result.dual_bound >= reference.objective - 1e-7
+    assert result.iterations == 3  # the bound is exact from the third iteration on
+    for row in result.history:
+        assert {"iteration", "time", "step_length", "objective", "dual_bound", "relative_gap", "max_residual"} <= set(row)
+    assert [row["iteration"] for row in result.history] == [1, 2, 3]
+    assert result.time >= result.history[-1]["time"]
+
+
+def test_best_bound_is_kept_by_sense():
+    c = np.array([1.0, -1.0])
+    for sense, better in (("minimize", max), ("maximize", min)):
+        result = Box(c, sense).solve("pg", step_size=1.0, exact_after=2)
+        bounds = [row["dual_bound"] for row in result.history]
+        assert bounds[-1] == better(bounds)
+
+
+@pytest.mark.parametrize(("options", "status"), [({"max_iter": 2}, "max_iter"), ({"stall_at": 1}, "stalled"),
+                                                  ({"time_limit": 1e-12}, "time_limit")])
+def test_limits_warn_and_certify_the_point_returned(options, status):
+    box = Box(np.array([1.0, -2.0]))
+    with pytest.warns(ConvergenceWarning, match=STOP_REASONS[status]):
+        result = box.solve("pg", step_size=0.01, exact_after=100, **options)
+    assert result.status == status
+    assert result.history[-1]["final"] is True
+    assert {"objective", "dual_bound", "relative_gap", "max_residual"} <= set(result.history[-1])
+    assert result.objective == box.objective(result.X)
+    assert result.relative_gap > 1e-6
+
+
+def test_certification_at_a_limit_can_certify():
+    # at max_iter the final certification finds the point optimal: no warning, status optimal
+    box = Box(np.array([1.0, -2.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = box.solve("pg", step_size=1.0, exact_after=2, max_iter=2, check_every=5)
+    assert result.status == "optimal" and result.iterations == 2
+
+
+def test_parameters_are_checked_at_the_door():
+    box = Box(np.array([1.0]))
+    with pytest.raises(InvalidParameterError, match="'tol' parameter of projected-gradient must be a float"):
+        box.solve("pg", tol=-1)
+    with pytest.raises(ValueError, match="max_iter"):
+        box.solve("pg", max_iter=True)  # a bool is not an int
+    with pytest.raises(TypeError, match="verbose"):
+        box.solve("pg", verbose="yes")  # a string is not a flag
+    with pytest.raises(TypeError, match="unexpected keyword arguments \\['gap_tol'\\]"):
+        box.solve("pg", gap_tol=1e-3)
+    assert box.solve("pg", step_size=1.0, time_limit=np.inf, max_iter=np.int64(5)).status == "optimal"
+
+
+def test_a_parameter_may_not_hide_a_method():
+    with pytest.raises(TypeError, match="would hide methods"):
+        class Clash(ProjectedGradient):  # noqa: F841
+            parameters = ProjectedGradient.parameters | {"step": Param(1.0, [])}
+
+
+def test_signature_and_function_form():
+    import inspect
+
+    sig = inspect.signature(ProjectedGradient.as_function())
+    assert list(sig.parameters)[:2] == ["relaxation", "tol"]
+    assert sig.parameters["step_size"].default == 0.1
+    assert cvxclust.ssc.admm.__name__ == "admm" and "rho" in inspect.signature(cvxclust.ssc.admm).parameters
+
+
+# -- the subclass that adds a constraint the registered solver does not handle -----------------
+
+
+class DiagonalBounds(FrobeniusPSD):
+    """(7) with lo <= diag F <= hi: the SSC ADMM does not know the new constraint."""
+
+    lo, hi = 0.2, 0.3
+
+    def problem(self):
+        prob = super().problem()
+        X = self.primary_variable(prob)
+        return cp.Problem(prob.objective, [*prob.constraints, cp.diag(X) >= self.lo, cp.diag(X) <= self.hi])
+
+    def residuals(self, X):
+        d = np.diag(X)
+        return {**super().residuals(X), "diagonal": float(max(0.0, (self.lo - d).max(), (d - self.hi).max()))}
+
+
+DiagonalBounds.register_solver("admm", ADMM)
+
+
+def test_solver_registered_on_a_subclass_never_claims_optimal():
+    from sklearn.datasets import load_iris
+
+    K = rbf(load_iris().data[:30], 1.0)
+    with pytest.warns(ConvergenceWarning, match="may not handle every constraint of DiagonalBounds"):
+        result = DiagonalBounds(K).solve("admm")
+    assert result.status == "stalled"
+    assert result.residuals["diagonal"] > 0.1  # the violation is reported, not hidden
+    assert result.max_residual == result.residuals["diagonal"]
+    # the parent's reference bound is not inherited by a subclass that states its own problem
+    assert DiagonalBounds.dual_bound_from_reference is Relaxation.dual_bound_from_reference
+    assert DiagonalBounds(K).solve("reference").dual_bound is None
+    assert FrobeniusPSD(K).solve("reference").dual_bound is not None
+
+
+def test_validate_refuses_a_relaxation_without_solvers():
+    class Bare(Box):
+        pass
+
+    with pytest.raises(ValueError, match="no registered scalable solver"):
+        cvxclust.validate(Bare(np.array([1.0, -1.0])))
+    with pytest.raises(TypeError, match="relaxation must be a cvxclust.Relaxation"):
+        cvxclust.validate(None)
+    with pytest.raises(ValueError, match="tol_objective"):
+        cvxclust.validate(Box(np.array([1.0])), tol_objective=-1)
+
+
+def test_validation_report_displays():
+    report = cvxclust.validate(Box(np.array([1.0, -1.0])), method_options={"pg": {"step_size": 1.0}})
+    assert report.passed
+    assert "<table>" in report._repr_html_() and "| pg |" in report._repr_markdown_()
+    assert "passed" in repr(report)
+
+
+# -- parameters ----------------------------------------------------------------------------------
+
+
+def test_parameter_messages_name_parameter_value_and_expectation():
+    with pytest.raises(InvalidParameterError) as info:
+        validate_parameter("alpha", 2.0, [Interval(Real, 0, 2, closed="neither")], "admm")
+    assert str(info.value) == ("The 'alpha' parameter of admm must be a float in the range (0, 2). "
+                               "Got 2.0 instead.")
+    assert validate_parameter("n", np.int32(3), [Interval(Integral, 1, None)]) == 3
+    assert type(validate_parameter("x", np.float32(0.5), [Interval(Real, 0, 1)])) is float
+    with pytest.raises(InvalidParameterError):
+        validate_parameter("x", float("nan"), [Interval(Real, None, None)])
+    with pytest.raises(InvalidParameterError):
+        validate_parameter("x", np.inf, [Interval(Real, 0, None)])  # inf only where allowed
+    assert validate_parameter("method", "a", [Options("a", "b")]) == "a"
+    with pytest.raises(InvalidParameterError, match="one of 'a', 'b'"):
+        validate_parameter("method", ["a"], [Options("a", "b")])
+    with pytest.raises(InvalidParameterError):
+        validate_parameter("method", np.array(["a", "b"]), [Options("a", "b")])
+    with pytest.raises(InvalidParameterError, match="random_state"):
+        validate_parameter("random_state", -1, ["random_state"])
+    assert validate_parameters({"a": ["boolean"]}, {"a": np.bool_(True)}) == {"a": True}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'b'"):
+        validate_parameters({"a": ["boolean"]}, {"b": 1})
+
+
+# -- Result -------------------------------------------------------------------------------------
+
+
+def test_relative_gap_definition():
+    assert relative_gap(4.0, 3.0) == 0.25
+    assert relative_gap(-4.0, -3.0) == 0.25
+    assert relative_gap(0.0, 0.0) == 0.0
+    assert relative_gap(1e-150, 2e-150) == 0.5  # scale invariant
+    assert relative_gap(1.0, -np.inf) == np.inf
+    assert relative_gap(1.0, None) is None
+
+
+def test_result_is_frozen_readable_and_picklable(tmp_path):
+    r = Result(X=np.ones((300, 300)), objective=2.0, status="optimal", method="m", iterations=2, time=0.1,
+               residuals={"a": 1e-9}, dual_bound=1.999, history=[{"iteration": 1, "time": 0.0, "relative_gap": 1e-3},
+                                                              {"iteration": 2, "time": 0.1, "relative_gap": 5e-4}],
+               extras={"labels": np.zeros(3)})
+    text = repr(r)
+    assert len(text) < 400 and "array of shape 300x300" in text and "extras=labels" in text
+    assert "<table>" in r._repr_html_() and "| status | optimal |" in r._repr_markdown_()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.X = None
+    with pytest.raises(TypeError):
+        r.extras["more"] = 1
+    copy = pickle.loads(pickle.dumps(r))
+    assert copy.extras.keys() == r.extras.keys() and copy.history == r.history
+    ax = r.plot()
+    assert ax.get_yscale() == "log" and len(ax.lines) == 1
+    ax.figure.savefig(tmp_path / "history.png")
+    with pytest.raises(ValueError, match="no positive figures"):
+        r.plot(keys="nothing")
