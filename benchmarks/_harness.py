@@ -44,6 +44,10 @@ REPOSITORY = HERE.parent
 RESULTS = HERE / "results"
 README = HERE / "README.md"
 
+# the package of this checkout, whatever else is installed: the revision recorded is its own
+if str(REPOSITORY) not in sys.path:
+    sys.path.insert(0, str(REPOSITORY))
+
 #: The packages whose versions every results file records (import name, distribution name).
 PACKAGES = (("cvxclust", "cvxclust"), ("numpy", "numpy"), ("scipy", "scipy"), ("cvxpy", "cvxpy"),
             ("scs", "scs"), ("clarabel", "clarabel"), ("sklearn", "scikit-learn"))
@@ -103,6 +107,17 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+def _package_origin() -> str:
+    """Whether the imported cvxclust is this checkout's (the recorded revision is then its own)."""
+    import cvxclust
+
+    try:
+        Path(cvxclust.__file__).resolve().relative_to(REPOSITORY)
+    except ValueError:
+        return "installed elsewhere: the revision below is not the package's"
+    return "this checkout"
+
+
 def _revision() -> str | None:
     head = _git("rev-parse", "--short=12", "HEAD")
     if head is None:
@@ -135,6 +150,7 @@ def environment(script: str | os.PathLike, argv: list[str] | None = None, worker
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "python": platform.python_version(),
         "packages": {module: _version(module, dist) for module, dist in PACKAGES},
+        "cvxclust_origin": _package_origin(),
         "cpu": _cpu_model(),
         "logical_cpus": os.cpu_count(),
         "blas": blas_pools(),
@@ -153,6 +169,7 @@ def environment_markdown(env: dict) -> str:
         ("date", env["date"]),
         ("Python", env["python"]),
         ("packages", packages),
+        ("cvxclust imported from", env["cvxclust_origin"]),
         ("CPU", f"{env['cpu']}, {env['logical_cpus']} logical CPUs"),
         ("BLAS", blas),
         ("BLAS threads of the runs", "library default" if threads is None else str(threads)),

@@ -65,7 +65,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _harness import RESULTS, environment, limit_blas, options_record, write_results
+from _harness import RESULTS, environment, extra, limit_blas, options_record, write_results
 from sklearn.preprocessing import StandardScaler
 
 from cvxclust.cluhsic import greedy as cluhsic_greedy
@@ -130,7 +130,7 @@ def restarts(run, rep: int, init=None) -> tuple[np.ndarray, list[np.ndarray], bo
         seeded = run(init, 1000 * rep + N_RESTARTS)
         if seeded.objective >= best.objective:
             best, from_init = seeded, True
-    return best.labels, [r.labels for r in results], from_init
+    return extra(best, "labels"), [extra(r, "labels") for r in results], from_init
 
 
 def cluhsic_run(K, A):

@@ -15,7 +15,7 @@ Data (:mod:`cvxclust.datasets`; the paper's teapot, face and COIL images do not 
 
 Every repetition adds pixel noise (``random_state=rep``) and reseeds the methods.  Input kernel:
 rbf with the median width, centred.  CLUHSIC optimizers (greedy, NMF, SDP low-rank r = 10,
-gamma = 0.1, from the paper's random start with the paper's rounding and with :func:`round_best`,
+``bias`` = 0.1 (the paper's gamma), from the paper's random start with the paper's rounding and with :func:`round_best`,
 and from the package's default spectral start; spectral for reference) are scored under the best
 relabeling the structure admits (:func:`cvxclust.structures.admissible_permutations`); the structure-less references
 (k-means on the pixels, kernel k-means = k-means on the full kernel-PCA embedding, normalized cut
@@ -75,7 +75,7 @@ def load(name: str, rep: int):
 
 def sdplr(K, A, rank, seed, best=False, init="random"):
     """Low-rank SDP (5.30) and Section 5.3's rounding (``best``: :func:`round_best`)."""
-    Y = lowrank(K, A, rank=rank, gamma=0.1, init=init, random_state=seed, time_limit=60.0).Y
+    Y = lowrank(K, A, rank=rank, bias=0.1, init=init, random_state=seed, time_limit=60.0).X  # the factor Y
     if best:
         return round_best(Y, K, A, random_state=seed)[0]
     return round_lowrank(Y, K.shape[0], A.shape[0])[0]
@@ -94,11 +94,11 @@ def cluster(method: str, X, K, A, seed: int, rank: int = 10):
         # pixels (d > m) is close to I and carries no information
         return sdplr(diskmeans_kernel(K, K.shape[0] * 1e-2), np.eye(c), rank, seed)
     if method == "greedy":
-        return greedy(K, A, random_state=seed).labels
+        return greedy(K, A, random_state=seed).extras["labels"]
     if method == "NMF":
-        return nmf(K, A, random_state=seed).labels
+        return nmf(K, A, random_state=seed).extras["labels"]
     if method == "spectral":
-        return spectral(K, A, random_state=seed).labels
+        return spectral(K, A, random_state=seed).extras["labels"]
     if method == "SDPLR (spectral start)":
         return sdplr(K, A, rank, seed, init="spectral")
     return sdplr(K, A, rank, seed, best=method == "SDPLR+best")

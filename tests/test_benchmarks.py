@@ -82,6 +82,7 @@ def test_environment_record(tmp_path):
     assert env["command"] == "python benchmarks/bench_ssc.py --out x --sizes 30"
     assert set(env["packages"]) == {"cvxclust", "numpy", "scipy", "cvxpy", "scs", "clarabel", "sklearn"}
     assert env["packages"]["numpy"] and env["python"] and env["cpu"] and env["worker_blas_threads"] == 1
+    assert env["cvxclust_origin"] == "this checkout"
     assert env["blas"] and all("/" not in pool["file"] for pool in env["blas"])
     assert str(Path.home()) not in json.dumps(env) and "/tmp" not in json.dumps(env)
 
