@@ -328,7 +328,8 @@ class IterativeSolver:
         row["time"] = self.elapsed
         self.history.append(row)
         self._bar.update(1)
-        self._bar.set_postfix({k: f"{v:.2e}" for k, v in row.items() if k in ("relative_gap", "max_residual")},
+        self._bar.set_postfix({k: f"{v:.2e}" for k, v in row.items()
+                               if k in ("relative_gap", "max_residual") and v is not None},
                               refresh=False)
         if self.status is None and self.elapsed > self.time_limit:
             self.status = "time_limit"
