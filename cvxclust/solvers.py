@@ -174,6 +174,7 @@ class IterativeSolver:
         solve.__doc__ = doc or cls.__doc__
         solve.__signature__ = cls.__signature__
         solve.__module__ = cls.__module__
+        solve.parameters = cls.parameters  # the table, for callers that check options ahead (the catalogue)
         return solve
 
     # -- what a solver supplies --------------------------------------------------------------
