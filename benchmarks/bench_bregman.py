@@ -1,5 +1,5 @@
 """Speed of the bregman relaxations' scalable solvers against cvxpy+SCS on the same instance, and
-of the scalable solvers alone on large instances (issue 5, part 8).
+of the scalable solvers alone on large instances.
 
     python benchmarks/bench_bregman.py                       # t = 50, 100, 200, 300 (+ 1000, 2000 alone)
     python benchmarks/bench_bregman.py --sizes 50 100 --big 1000 --scs-timeout 120   # quicker
@@ -7,52 +7,48 @@ of the scalable solvers alone on large instances (issue 5, part 8).
 Relaxations (:mod:`cvxclust.bregman`):
 
 * ``conditional-jc``: :class:`ConditionalJC` (10) over M1, solved by its default method (certified
-  relative gap ``--tol``, default 1e-4, the issue's criterion): Davis-Yin splitting for the
-  squared Euclidean divergence, the ADMM of Section 3.1.1 for KL; the Euclidean rows add the ADMM
-  as a second scalable row (``--no-admm`` skips it);
+  relative gap ``--tol``, default 1e-4): Davis-Yin splitting for the squared Euclidean
+  divergence, the ADMM of Section 3.1.1 for KL; the Euclidean rows add the ADMM as a second
+  scalable row (``--no-admm`` skips it);
 * ``conditional``: :class:`Conditional` (15)-(17) over M2, Algorithm 1 with local search
   (``alpha`` = ``--alpha``);
-* ``discriminative`` / ``joint``: :class:`Discriminative` (29) and :class:`Joint` (33), each
-  only if its module imports (``--models`` selects; by default they are included when their
-  modules exist: run their tests first, the script does not).
+* ``discriminative`` / ``joint``: :class:`Discriminative` (29) and :class:`Joint` (33).
 
 Instance: Digits (:func:`cvxclust.datasets.load_dataset`, t points subsampled stratified by
 class, seed 0; t = 2000 adds one-pixel-shifted copies), d = 10 clusters, features shifted to be
 nonnegative (minus the column minimum) and scaled to unit variance as in Section 6 of the paper
-(constant pixels, zero variance, are dropped: 61 of 64 features remain at t >= 100).  Divergence:
-squared Euclidean (linear transfer); ``--divergences euclidean kl`` adds the generalized KL rows
-(the shifted data are nonnegative, the KL domain).
+(constant pixels, zero variance, are dropped).  Divergence: squared Euclidean (linear transfer);
+``--divergences euclidean kl`` adds the generalized KL rows (the shifted data are nonnegative,
+the KL domain).
 
-For every (t, model) the script runs, each in a fresh subprocess (so that its peak RSS,
-``ru_maxrss``, is its own) killed after ``--timeout`` / ``--scs-timeout`` seconds:
+For every (t, model) the script runs, each in its own process with one BLAS thread
+(:func:`_harness.run_case`: its peak memory is its own), killed after ``--timeout`` /
+``--scs-timeout`` seconds:
 
 * the scalable solver (time limit ``--time-limit``, default 120 s);
 * cvxpy + SCS at ``eps = --scs-eps`` (default 1e-6: tight enough that SCS's objective agrees with
-  a certified relative gap of 1e-4; the table reports the measured gap to our certified bound);
+  a certified relative gap of 1e-4; the table reports its gap to the certified bound);
 * cvxpy + SCS at its default ``eps = 1e-4``.
 
-Reported: wall time of the solve (for cvxpy: compilation + solver), objective (each recomputed
-by the relaxation's own ``objective``, so the rows are comparable), the scalable solver's
-certified relative gap ``(objective - dual_bound) / |objective|``, the relative objective gap of
-each row to the best certified lower bound of the (t, model) group ("above bound"), the worst
-residual, iterations, status, peak RSS, and SCS time / our time.  Writes
-``benchmarks/results/bregman_speed.{md,json}`` (the JSON after every job, so a partial run keeps
-what it measured).
+Reported: wall time of the solve (for cvxpy: compilation + solver), the time in units of one full
+``numpy.linalg.eigh`` of a t x t matrix timed in the same run ("in eigh"), objective (each
+recomputed by the relaxation's own ``objective``, so the rows are comparable), the scalable
+solver's certified relative gap, the relative objective gap of each row to the best certified
+lower bound of the (t, model) group ("above bound"), the worst residual, iterations, status,
+peak RSS, and SCS time / the scalable solver's time.  Writes
+``benchmarks/results/bregman_speed.{md,json}`` after every run, so a partial run keeps what it
+measured.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import resource
-import subprocess
 import sys
-import time
+import warnings
 from pathlib import Path
 
 import numpy as np
-from _tables import fmt
+from _harness import RESULTS, eigh_seconds, environment, fmt, markdown_table, options_record, run_case, write_results
 
 MODELS = ("conditional-jc", "conditional", "discriminative", "joint")
 SCALABLE = {"ours": "auto", "ours-admm": "admm"}  # row method -> solve(method): the default, and the ADMM
@@ -70,29 +66,20 @@ def load_features(t: int, random_state: int = 0) -> tuple[np.ndarray, np.ndarray
 
 
 def make_relaxation(model: str, X: np.ndarray, divergence: str, d: int, opts: dict):
+    from cvxclust import bregman
+
     if model == "conditional-jc":
-        from cvxclust.bregman._conditional_jc import ConditionalJC
-
-        return ConditionalJC(X, divergence, d)
+        return bregman.ConditionalJC(X, divergence, d)
     if model == "conditional":
-        from cvxclust.bregman._conditional import Conditional
-
-        return Conditional(X, divergence, d, alpha=opts["alpha"])
+        return bregman.Conditional(X, divergence, d, alpha=opts["alpha"])
     if model == "discriminative":
-        from cvxclust.bregman._discriminative import Discriminative
-
-        return Discriminative(X, d, gamma=opts["gamma"])
-    from cvxclust.bregman._joint import Joint
-
-    return Joint(X, divergence, d, alpha=opts["alpha"], beta=opts["beta"])
+        return bregman.Discriminative(X, d, gamma=opts["gamma"])
+    return bregman.Joint(X, divergence, d, alpha=opts["alpha"], beta=opts["beta"])
 
 
-def worker(t: int, model: str, divergence: str, method: str, opts: dict) -> dict:
-    import warnings
-
+def solve_case(t: int, model: str, divergence: str, method: str, opts: dict) -> dict:
     X, _ = load_features(t)
     relaxation = make_relaxation(model, X, divergence, opts["n_clusters"], opts)
-    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if method in SCALABLE:
@@ -100,39 +87,20 @@ def worker(t: int, model: str, divergence: str, method: str, opts: dict) -> dict
         else:
             eps = opts["scs_eps"] if method == "scs" else 1e-4
             result = relaxation.solve("reference", solver="SCS", eps=eps)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {
-        "t": t, "model": model, "divergence": divergence, "method": method,
-        "solver": result.method, "time": result.time, "objective": result.objective,
-        "dual_bound": result.dual_bound, "relative_gap": result.relative_gap,
-        "max_residual": result.max_residual, "iterations": result.iterations, "status": result.status,
-        "peak_rss_mb": peak / 1024, "extra_rss_mb": (peak - base_rss) / 1024,
-    }
+    return {"solver": result.method, "time": result.time, "objective": result.objective,
+            "dual_bound": result.dual_bound, "relative_gap": result.relative_gap,
+            "max_residual": result.max_residual, "iterations": result.iterations, "status": result.status}
 
 
-def run(t: int, model: str, divergence: str, method: str, opts: dict, timeout: float) -> dict:
-    cmd = [sys.executable, __file__, "--worker", json.dumps([t, model, divergence, method, opts])]
-    row = {"t": t, "model": model, "divergence": divergence, "method": method, "time": float("nan")}
-    start = time.perf_counter()
-    try:
-        # one thread for every BLAS in the worker (ours and SCS alike), as the header says
-        env = os.environ | {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True, env=env)
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except subprocess.TimeoutExpired:
-        row["status"] = f"killed after {timeout:.0f} s"
-    except subprocess.CalledProcessError as err:
-        tail = (err.stderr or "").strip().splitlines()[-1:]
-        row["status"] = f"failed: {' '.join(tail)[:100]}"
-    row["wall"] = time.perf_counter() - start
-    return row
-
-
-def compare(rows: list[dict]) -> None:
-    """Fill in 'above bound' (to the best certified bound of the group) and the SCS speed ratios."""
+def compare(rows: list[dict], eigh: dict) -> None:
+    """Fill in 'above bound' (to the best certified bound of the group), the SCS speed ratios and
+    the time in eigh."""
     groups = {}
     for r in rows:
         groups.setdefault((r["t"], r["model"], r["divergence"]), []).append(r)
+        r["eigh_time"] = eigh.get(r["t"])
+        if r["eigh_time"] and np.isfinite(r.get("time", np.nan)):
+            r["in_eigh"] = r["time"] / r["eigh_time"]
     for group in groups.values():
         bounds = [q["dual_bound"] for q in group if q.get("dual_bound") is not None and np.isfinite(q["dual_bound"])]
         ours = next((q for q in group if q["method"] == "ours" and "objective" in q), None)
@@ -164,42 +132,23 @@ def ratio(r, m):
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = [
-        "| t | model | div. | method | time (s) | SCS(tight) / ours | SCS(default) / ours | objective | "
-        "certified gap | above best bound | gap to ours | max residual | iterations | peak RSS (MB) | status |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    header = ["t", "model", "div.", "method", "time (s)", "in eigh", "SCS(tight) / ours", "SCS(default) / ours",
+              "objective", "certified gap", "above best bound", "gap to ours", "max residual", "iterations",
+              "peak RSS (MB)", "status"]
+    lines = []
     for r in rows:
         ours = r["method"] in SCALABLE
         if ours:
             name = f"ours ({r.get('solver', SCALABLE[r['method']])})"
         else:
             name = {"scs": "cvxpy+SCS tight", "scs-default": "cvxpy+SCS eps 1e-4"}[r["method"]]
-        lines.append(
-            f"| {r['t']} | {r['model']} | {r['divergence']} | {name} | {fmt(r.get('time'), '.2f')} | "
-            f"{ratio(r, 'scs') if ours else ''} | "
-            f"{ratio(r, 'scs-default') if ours else ''} | {fmt(r.get('objective'), '.6g')} | "
-            f"{fmt(r.get('relative_gap'), '.1e')} | {fmt(r.get('above_bound'), '.1e')} | "
-            f"{fmt(r.get('gap_to_ours'), '.1e')} | {fmt(r.get('max_residual'), '.1e')} | {r.get('iterations', '–')} | "
-            f"{fmt(r.get('peak_rss_mb'), '.0f')} | {r['status']} |"
-        )
-    return "\n".join(lines)
-
-
-def available_models(requested: list[str]) -> list[str]:
-    import importlib
-
-    keep = []
-    for m in requested:
-        mod = {"conditional-jc": "_conditional_jc", "conditional": "_conditional",
-               "discriminative": "_discriminative", "joint": "_joint"}[m]
-        try:
-            importlib.import_module(f"cvxclust.bregman.{mod}")
-        except ImportError as err:
-            print(f"skipping {m}: {err}", file=sys.stderr)
-            continue
-        keep.append(m)
-    return keep
+        lines.append([r["t"], r["model"], r["divergence"], name, fmt(r.get("time"), ".2f"), fmt(r.get("in_eigh"), ".1f"),
+                      ratio(r, "scs") if ours else "", ratio(r, "scs-default") if ours else "",
+                      fmt(r.get("objective"), ".6g"), fmt(r.get("relative_gap"), ".1e"),
+                      fmt(r.get("above_bound"), ".1e"), fmt(r.get("gap_to_ours"), ".1e"),
+                      fmt(r.get("max_residual"), ".1e"), r.get("iterations", "–"), fmt(r.get("peak_rss_mb"), ".0f"),
+                      r["status"]])
+    return markdown_table(header, lines)
 
 
 def main(argv=None) -> int:
@@ -221,20 +170,17 @@ def main(argv=None) -> int:
     parser.add_argument("--no-admm", action="store_true", help="skip the ADMM rows of conditional-jc (euclidean)")
     parser.add_argument("--methods", nargs="+", default=["ours", "ours-admm", "scs", "scs-default"],
                         choices=["ours", "ours-admm", "scs", "scs-default"], help="rows to run (e.g. only ours-admm)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads of each run (default 1)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    if args.worker:
-        print(json.dumps(worker(*json.loads(args.worker))))
-        return 0
+    env = environment(__file__, argv, args.threads)
 
-    models = available_models(args.models)
     opts = {"n_clusters": args.n_clusters, "alpha": args.alpha, "beta": args.beta, "gamma": args.gamma,
             "tol": args.tol, "time_limit": args.time_limit, "scs_eps": args.scs_eps}
     scs = [m for m in ("scs", "scs-default") if m in args.methods and not (m == "scs-default" and args.no_scs_default)]
     jobs = []
     for div in args.divergences:
-        for model in models:
+        for model in args.models:
             if model == "discriminative" and div != args.divergences[0]:
                 continue  # no divergence in (29): one row set is enough
             ours = [m for m in ("ours", "ours-admm") if m in args.methods and (m == "ours" or (
@@ -242,30 +188,31 @@ def main(argv=None) -> int:
             for t in args.sizes:
                 jobs += [(t, model, div, m) for m in ours + scs]
             jobs += [(t, model, div, m) for t in args.big for m in ours]
-    args.out.mkdir(parents=True, exist_ok=True)
-    header = (
+    eigh = {t: eigh_seconds(t, args.threads) for t in sorted({job[0] for job in jobs})}
+    description = (
         f"Bregman relaxations on Digits (d = {args.n_clusters}; t points stratified; features shifted "
         "nonnegative and scaled to unit variance, constant pixels dropped). Times are wall seconds of the "
-        "solve (cvxpy: compilation + SCS) on a 2-core machine shared with other jobs, one BLAS thread "
-        f"(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1). Scalable solvers: certified relative gap tol = {args.tol:g}, "
-        f"time limit {args.time_limit:.0f} s; Conditional/Joint alpha = {args.alpha:g}, Joint beta = {args.beta:g}, "
-        f"Discriminative gamma = {args.gamma:g}. SCS tight: eps = {args.scs_eps:g}; SCS default: eps = 1e-4; "
-        f"SCS runs killed after {args.scs_timeout:.0f} s ('> r' = our speed-up is at least r). "
-        "'above best bound': (objective - best certified lower bound of the group) / |objective| "
-        "(negative = the point is infeasible by that much in objective terms, e.g. SCS's residuals); "
-        "'gap to ours': relative objective difference to the scalable solver's.\n\n"
+        f"solve (cvxpy: compilation + SCS); 'in eigh': the time in units of one full eigh of a t x t matrix. "
+        f"Scalable solvers: certified relative gap tol = {args.tol:g}, time limit {args.time_limit:g} s; "
+        f"Conditional/Joint alpha = {args.alpha:g}, Joint beta = {args.beta:g}, Discriminative gamma = "
+        f"{args.gamma:g}. SCS tight: eps = {args.scs_eps:g}; SCS default: eps = 1e-4; SCS runs killed after "
+        f"{args.scs_timeout:g} s ('> r' = the speed-up is at least r). 'above best bound': (objective - best "
+        "certified lower bound of the group) / |objective| (negative: the point is infeasible by that much in "
+        "objective terms, e.g. SCS's residuals); 'gap to ours': relative objective difference to the scalable "
+        "solver's."
     )
     rows = []
     for i, (t, model, div, method) in enumerate(jobs, 1):
         timeout = args.scs_timeout if method.startswith("scs") else args.timeout
         print(f"[{i}/{len(jobs)}] t={t} {model} {div} {method} ...", file=sys.stderr, flush=True)
-        rows.append(run(t, model, div, method, opts, timeout))
+        rows.append(run_case(__file__, "solve_case", t, model, div, method, opts, timeout=timeout,
+                             threads=args.threads, row={"t": t, "model": model, "divergence": div, "method": method}))
         print(f"    {rows[-1]['status']}  {fmt(rows[-1].get('time'), '.2f')} s", file=sys.stderr, flush=True)
-        compare(rows)
-        (args.out / "bregman_speed.json").write_text(json.dumps({"options": vars(args) | {"out": str(args.out)},
-                                                                 "rows": rows}, indent=2))
-        (args.out / "bregman_speed.md").write_text(header + markdown(rows) + "\n")
-    print(header + markdown(rows))
+        compare(rows, eigh)
+        write_results(args.out, "bregman_speed", "Bregman relaxations: scalable solvers against cvxpy+SCS",
+                      description, markdown(rows),
+                      {"options": options_record(args), "eigh_seconds": eigh, "rows": rows}, env)
+    print(markdown(rows))
     return 0
 
 

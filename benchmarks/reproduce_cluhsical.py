@@ -1,7 +1,9 @@
-r"""Reproduce the design of Tables III, IV and V of Zhong, Pan, Kwok & Tsang (CLUHSICAL,
-Section IV) on the data sets that ship with cvxclust.
+r"""Reproduce the design of Tables III, IV and V of W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang,
+"Incorporating the Loss Function into Discriminative Clustering of Structured Outputs", IEEE
+Transactions on Neural Networks, 2010 (CLUHSICAL, Section IV) on the data sets that ship with
+cvxclust.
 
-    python benchmarks/reproduce_cluhsical.py                   # 10 repetitions (~10 min, 1 core)
+    python benchmarks/reproduce_cluhsical.py                   # 10 repetitions (minutes, one process)
     python benchmarks/reproduce_cluhsical.py --repetitions 3   # quicker
 
 The paper's face, teapot, SCOP and WIPO data do not ship offline; the stand-ins are:
@@ -57,13 +59,13 @@ Writes ``benchmarks/results/cluhsical_tables.{md,json}`` and prints the tables; 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _harness import RESULTS, environment, extra, limit_blas, options_record, write_results
 from sklearn.preprocessing import StandardScaler
 
 from cvxclust.cluhsic import greedy as cluhsic_greedy
@@ -128,7 +130,7 @@ def restarts(run, rep: int, init=None) -> tuple[np.ndarray, list[np.ndarray], bo
         seeded = run(init, 1000 * rep + N_RESTARTS)
         if seeded.objective >= best.objective:
             best, from_init = seeded, True
-    return best.extras["labels"], [r.extras["labels"] for r in results], from_init
+    return extra(best, "labels"), [extra(r, "labels") for r in results], from_init
 
 
 def cluhsic_run(K, A):
@@ -405,20 +407,14 @@ def report_table5(reps: list[dict]) -> tuple[list[str], list[str]]:
     return lines, holds
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repetitions", type=int, default=10)
-    parser.add_argument("--digits", type=int, default=500, help="size of the stratified Digits subset")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
-    args = parser.parse_args(argv)
-    warnings.simplefilter("ignore")  # ConvergenceWarnings are counted in the greedy's status, not printed
-
+def run(repetitions: int, digits: int) -> tuple[dict, dict, float]:
+    """Every repetition of the three experiments: results by table, seconds by table, total seconds."""
     iris, wine = load_dataset("iris"), load_dataset("wine")
     wine_std = (StandardScaler().fit_transform(wine[0]), wine[1])
     results = {"III": [], "IV": [], "V": []}
     times = {"III": 0.0, "IV": 0.0, "V": 0.0}
     start = time.perf_counter()
-    for rep in range(args.repetitions):
+    for rep in range(repetitions):
         X_ring, y_ring, _ = rotating_object("ring", random_state=rep)
         X_pose, y_pose, _, _ = objects_by_pose(random_state=rep)
         t = time.perf_counter()
@@ -429,28 +425,42 @@ def main(argv=None) -> int:
         times["III"] += time.perf_counter() - t
         t = time.perf_counter()
         data = {"iris": (*iris, False), "wine": (*wine, False), "wine (standardized) [extra]": (*wine_std, False),
-                "digits": (*load_dataset("digits", args.digits, random_state=rep), False),
+                "digits": (*load_dataset("digits", digits, random_state=rep), False),
                 "ring images": (image_kernel(X_ring), y_ring, True),
                 "hierarchy images": (image_kernel(X_pose), y_pose, True)}
         results["V"].append(table5_rep(rep, data))
         times["V"] += time.perf_counter() - t
-        print(f"repetition {rep + 1}/{args.repetitions} done ({time.perf_counter() - start:.0f} s)", flush=True)
-    total = time.perf_counter() - start
+        print(f"repetition {rep + 1}/{repetitions} done ({time.perf_counter() - start:.0f} s)", flush=True)
+    return results, times, time.perf_counter() - start
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repetitions", type=int, default=10)
+    parser.add_argument("--digits", type=int, default=500, help="size of the stratified Digits subset")
+    parser.add_argument("--threads", type=int, default=None, help="BLAS threads (default: the library's)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    env = environment(__file__, argv, args.threads)
+    warnings.simplefilter("ignore")  # ConvergenceWarnings are counted in the greedy's status, not printed
+
+    with limit_blas(args.threads):
+        results, times, total = run(args.repetitions, args.digits)
 
     lines4, holds4 = report_table4(results["IV"])
     lines3, holds3 = report_table3(results["III"])
     lines5, holds5 = report_table5(results["V"])
     R = args.repetitions
-    text = "\n".join([
-        "# CLUHSICAL: Tables III, IV and V on the cvxclust data sets",
-        "",
+    R = args.repetitions
+    description = (
         f"{R} repetitions, mean ± std over repetitions (Table V: mean (std)); the data and the scoring are "
         "described in `benchmarks/reproduce_cluhsical.py`'s docstring.  Paper numbers are for the paper's "
-        "data (teapot, face, SCOP, WIPO), not ours: compare the pattern, not the level.  \"loss/err\": mean "
+        "data (teapot, face, SCOP, WIPO), not these: compare the pattern, not the level.  \"loss/err\": mean "
         "structured loss of the misassigned points (– when there were none); \"single start\": the same scores "
         f"averaged over the {N_RESTARTS} random starts before the best objective is kept, with the number of "
-        "starts that recovered the ground truth exactly.",
-        "",
+        "starts that recovered the ground truth exactly."
+    )
+    text = "\n".join([
         f"## Table IV: ring images, ring(10) (350 images, 10 clusters of 35; {times['IV']:.0f} s)",
         "",
         *lines4,
@@ -481,13 +491,12 @@ def main(argv=None) -> int:
         *holds5,
         "",
         f"Total runtime {total:.0f} s ({R} repetitions).",
-        "",
     ])
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cluhsical_tables.md").write_text(text)
-    (args.out / "cluhsical_tables.json").write_text(json.dumps(
-        {"repetitions": R, "digits": args.digits, "restarts": N_RESTARTS, "seconds": {**times, "total": total},
-         "paper": {"III": PAPER_III, "IV": PAPER_IV, "V": PAPER_V}, "results": results}, indent=1))
+    write_results(args.out, "cluhsical_tables", "CLUHSICAL: Tables III, IV and V on the cvxclust data sets",
+                  description, text,
+                  {"options": options_record(args), "repetitions": R, "digits": args.digits, "restarts": N_RESTARTS,
+                   "seconds": {**times, "total": total}, "paper": {"III": PAPER_III, "IV": PAPER_IV, "V": PAPER_V},
+                   "results": results}, env)
     print(text)
     return 0
 

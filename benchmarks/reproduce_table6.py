@@ -41,7 +41,7 @@ pattern is.  The script prints the step ratios per 10x of ``C`` for both.
 
 Usage::
 
-    python benchmarks/reproduce_table6.py [--out benchmarks/results]
+    python benchmarks/reproduce_table6.py [--out benchmarks/results] [--datasets chain iris]
 
 writes ``table6.md`` and ``table6.json`` into ``--out`` and prints the tables.
 """
@@ -49,14 +49,12 @@ writes ``table6.md`` and ``table6.json`` into ``--out`` and prints the tables.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from _harness import RESULTS, environment, limit_blas, options_record, write_results
 
 from cvxclust import kernels, structures
 from cvxclust.cluhsical import (
@@ -138,37 +136,46 @@ PATTERN_LEGEND = (
     "error(gamma = 1, C / 10)."
 )
 
-READING = (
-    "Reading: in every row of the paper and of ours the error falls 100x per 10x decrease of C "
-    "once gamma C is small (second order, (gamma C)^2), and the gamma = 0.1 row equals the "
-    "gamma = 1 row shifted by one column of C (the error is a function of gamma C).  "
-    "`shared/reference/paper_tables.md` summarizes Table VI as 'scales like gamma * C (roughly "
-    "10x smaller for each 10x decrease of C)': the table itself shows 100x.  The levels differ "
-    "from the paper's (its implied kappa = error / eps^2 at gamma = 1, C = 1e-5 m is 0.003 to "
-    "1.4, ours 7e3 to 1e6): J is linear in K, so kappa grows with the square of the kernel's "
-    "scale (a centred rbf kernel of m images has a spectral norm of order m), and the paper's "
-    "kernels (widths, any normalization) and data are not ours.  Scaled to K / m, our kernels "
-    "would have kappa 0.2 to 17, near the paper's levels (a guess at its normalization, which it "
-    "does not state); a kernel scaled by s shifts a row by log10(s) columns of C.  The condition "
-    "(10) is far more conservative than the convergence of the series (cells with `*` but no `†`)."
-)
+def reading(ours: list[float], scaled: list[float], paper: list[float]) -> str:
+    """The reading of the tables, with the ranges of kappa of the run (ours, ours for K / m) and
+    the paper's implied ones."""
+    def span(values):
+        return f"{min(values):.2g} to {max(values):.2g}"
+
+    return (
+        "Reading: in every row of the paper and of ours the error falls 100x per 10x decrease of C "
+        "once gamma C is small (second order, (gamma C)^2), and the gamma = 0.1 row equals the "
+        "gamma = 1 row shifted by one column of C (the error is a function of gamma C): the paper's "
+        "table shows 100x per decade, not the 10x of a first-order error.  The levels differ "
+        f"from the paper's (its implied kappa = error / eps^2 at gamma = 1, C = 1e-5 m is {span(paper)}, "
+        f"ours {span(ours)}): J is linear in K, so kappa grows with the square of the kernel's "
+        "scale (a centred rbf kernel of m images has a spectral norm of order m), and the paper's "
+        "kernels (widths, any normalization) and data are not ours.  Scaled to K / m, our kernels "
+        f"would have kappa {span(scaled)} (a guess at the paper's normalization, which it "
+        "does not state); a kernel scaled by s shifts a row by log10(s) columns of C.  The condition "
+        "(10) is far more conservative than the convergence of the series (cells with `*` but no `†`)."
+    )
 
 
-def load_sets() -> list[dict]:
+DATASETS = ("ring", "pose", "chain", "iris", "wine")
+
+
+def load_sets(names=DATASETS) -> list[dict]:
     """Each set: name, centred kernel K, ground-truth labels, output kernel A, losses by block."""
     sets = []
-    X, y, _ = rotating_object("ring")
-    S = structures.ring(10)
-    sets.append({"name": "ring", "X": X, "y": y, "structure": S, "structured": "ring loss"})
-    X, y, _, _ = objects_by_pose()
-    S = structures.tree([4, 3])
-    sets.append({"name": "pose", "X": X, "y": y, "structure": S, "structured": "tree loss"})
-    X, y, _ = rotating_object("chain")
-    S = structures.chain(5)
-    sets.append({"name": "chain", "X": X, "y": y, "structure": S, "structured": "chain loss"})
+    if "ring" in names:
+        X, y, _ = rotating_object("ring")
+        sets.append({"name": "ring", "X": X, "y": y, "structure": structures.ring(10), "structured": "ring loss"})
+    if "pose" in names:
+        X, y, _, _ = objects_by_pose()
+        sets.append({"name": "pose", "X": X, "y": y, "structure": structures.tree([4, 3]), "structured": "tree loss"})
+    if "chain" in names:
+        X, y, _ = rotating_object("chain")
+        sets.append({"name": "chain", "X": X, "y": y, "structure": structures.chain(5), "structured": "chain loss"})
     for name in ("iris", "wine"):
-        X, y = load_dataset(name)
-        sets.append({"name": name, "X": X, "y": y, "structure": structures.flat(3), "structured": None})
+        if name in names:
+            X, y = load_dataset(name)
+            sets.append({"name": name, "X": X, "y": y, "structure": structures.flat(3), "structured": None})
     for s in sets:
         s["K"] = kernels.center(kernels.rbf(s["X"]))
         s["A"] = structures.output_kernel(s["structure"])
@@ -234,14 +241,8 @@ def asymptotic_step(rows, rhos) -> float | None:
     return float(np.exp(np.mean(logs))) if logs else None
 
 
-def build_report(results: dict, elapsed: float) -> str:
+def build_report(results: dict, elapsed: float, threads: int) -> str:
     lines = [
-        (
-            "Table VI design on the cvxclust data sets: relative error |t1 - t2| / t1 of the "
-            "first-order approximation (20), labels = ground truth, centred rbf kernel with median "
-            "width (see benchmarks/reproduce_table6.py)."
-        ),
-        "",
         (
             "`*`: the series condition (10) fails (2-norm); `†`: spectral radius of gamma S^-1 J "
             ">= 1 (the Neumann series diverges; t2 can then be negative and the error exceed 1)."
@@ -272,11 +273,14 @@ def build_report(results: dict, elapsed: float) -> str:
         "| data | loss | kappa | kappa for K / m | step | fit | step ratios at gamma = 1 | at gamma = 0.01 | gamma invariance |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    kappas, scaled, implied_kappas = [], [], []
     for name, res in results.items():
         for loss_name in ("0-1", "structured"):
             if loss_name not in res:
                 continue
             r = res[loss_name]
+            kappas.append(r["kappa"])
+            scaled.append(r["kappa"] / r["m"] ** 2)
             e = {g: [c["error"] for c in r["cells"][g]] for g in GAMMAS}
             rho = {g: [c["spectral_radius"] for c in r["cells"][g]] for g in GAMMAS}
             inv = max(abs(a - b) / b for a, b in zip(e[0.1][:-1], e[1.0][1:]) if b > 1e-12)
@@ -294,33 +298,32 @@ def build_report(results: dict, elapsed: float) -> str:
             e01 = PAPER[0.1][loss_name][pname]
             inv = max(abs(a - b) / b for a, b in zip(e01[:-1], e1[1:]))
             implied = e1[-1] / (2 * C_FACTORS[-1]) ** 2  # error / eps^2 at gamma = 1, C = 1e-5 m
+            implied_kappas.append(implied)
             lines.append(
                 f"| *paper: {pname}* | {loss_name} | {implied:.2g} (implied) | – | – | – | {_ratios(e1)} | "
                 f"{_ratios(e001)} | {inv:.1e} |"
             )
     lines += [
         "",
-        READING,
+        reading(kappas, scaled, implied_kappas),
         "",
-        (
-            f"Run time: {elapsed:.1f} s (one BLAS thread), Python {platform.python_version()}, "
-            f"numpy {np.__version__}."
-        ),
+        f"Run time: {elapsed:.1f} s ({threads} BLAS thread(s)).",
     ]
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS,
+                        help="data sets (default: all)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
     args = parser.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    env = environment(__file__, argv, args.threads)
     start = time.perf_counter()
     results = {}
-    with threadpool_limits(limits=args.threads, user_api="blas"):
-        for s in load_sets():
+    with limit_blas(args.threads):
+        for s in load_sets(args.datasets):
             res = {"structured_name": s["structured"]}
             for loss_name in s["losses"]:
                 t = time.perf_counter()
@@ -329,9 +332,9 @@ def main(argv=None) -> int:
                       f"pairs={res[loss_name]['pairs']:5d}  {time.perf_counter() - t:5.1f} s", file=sys.stderr)
             results[s["name"]] = res
     elapsed = time.perf_counter() - start
-    report = build_report(results, elapsed)
-    (out / "table6.md").write_text(report)
+    report = build_report(results, elapsed, args.threads)
     payload = {
+        "options": options_record(args),
         "gammas": list(GAMMAS),
         "C_factors": list(C_FACTORS),
         "kernel": "center(rbf(X, delta=median distance))",
@@ -349,7 +352,12 @@ def main(argv=None) -> int:
         "paper": {str(g): block for g, block in PAPER.items()},
         "elapsed_seconds": elapsed,
     }
-    (out / "table6.json").write_text(json.dumps(payload, indent=1))
+    write_results(args.out, "table6", "Table VI of the CLUHSICAL paper, on the cvxclust data sets",
+                  "W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, \"Incorporating the Loss Function into Discriminative "
+                  "Clustering of Structured Outputs\", IEEE Transactions on Neural Networks, 2010, Section IV-D: "
+                  "relative error |t1 - t2| / t1 of the first-order approximation (20), labels = ground truth, "
+                  "centred rbf kernel with the median width (see `benchmarks/reproduce_table6.py`).",
+                  report, payload, env)
     print(report)
     return 0
 

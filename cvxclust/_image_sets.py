@@ -5,7 +5,7 @@ output *structure*: the teapot data of Song et al. (a teapot on a turntable, 100
 180 degrees in 5 well-separated clusters of 20 along a **chain**) and COIL-100 (objects 14, 36,
 48 and 74, each with 24 poses from 1 to 180 degrees in 3 well-separated pose clusters: a tree of
 4 objects over chains of 3, output kernel :math:`I_4 \otimes A_{\text{chain},3}`).  The CLUHSICAL
-paper (Zhang et al., Section IV-B) adds a **ring**: 400 images of a rotating object over 1 to 360
+paper (Zhong, Pan, Kwok & Tsang, Section IV-B) adds a **ring**: 400 images of a rotating object over 1 to 360
 degrees, 5 removed from every 40 to leave 10 well-separated clusters of 35 (Table IV).
 
 Those image collections do not ship offline.  *Substitution*: these generators cut objects out of
@@ -21,9 +21,16 @@ Every pose is that template rotated by its angle (bilinear), averaged down 2 x 2
 ``size x size`` and masked again.  The rotation of the disc is exact up to interpolation, so the
 only change from pose to pose is the angle.
 
-Everything is generated at call time (0.1 to 1.4 s per call at the default sizes on a shared
-2-core machine, the most for the first :func:`objects_by_pose`, which decodes the 1411 x 1411
-retina photograph) and nothing is cached on disk.
+Everything is generated at call time and nothing is cached on disk; the slowest step is the
+decoding of the 1411 x 1411 retina photograph that :func:`objects_by_pose` starts from.
+
+References
+----------
+W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the CLUHSIC
+Algorithm", SIAM International Conference on Data Mining (SDM), 2010.
+
+W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the Loss Function into
+Discriminative Clustering of Structured Outputs", IEEE Transactions on Neural Networks, 2010.
 """
 
 from __future__ import annotations
@@ -165,7 +172,7 @@ def rotating_object(kind: str = "chain", *, image: str = "coffee", size: int = 3
     Substitute for the teapot data of Yang, Kwok & Lu, Section 6.1.1 (chain of 5 clusters; the
     tridiagonal output kernel :math:`A` with 2 on the diagonal and 1 beside it, Section 2 and
     Figure 1(a), used in the objective :math:`\operatorname{tr}(K \Pi A \Pi^T)` of (2.3)) and for
-    the ring subset of the teapot data in the CLUHSICAL paper (Zhang et al., Section IV-B,
+    the ring subset of the teapot data in the CLUHSICAL paper (Zhong et al., Section IV-B,
     Table IV; ring output kernel of Fig. 2(b), which also links the last cluster to the first).
     The teapot photographs do not ship offline: the object is cut from a ``skimage.data``
     photograph (default: the espresso cup of ``skimage.data.coffee``, whose handle and spoon make

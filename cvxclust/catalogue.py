@@ -35,8 +35,15 @@ One TOML file per instance (``problems/*.toml``)::
 The relaxation is built as ``Class(K, **parameters)``.  A relaxation that needs more than the
 kernel matrix defines a classmethod ``from_catalogue(K, X, y, table)`` (``table``: the whole
 parsed file) and is built by it instead; such a class may then also read top-level keys of its
-own, which are otherwise rejected, and a file for it may omit ``[kernel]`` (K is then None; e.g.
-:class:`~cvxclust.bregman.ConditionalJC`, which works on the data themselves).
+own, and a file for it may omit ``[kernel]`` (K is then None; e.g.
+:class:`~cvxclust.bregman.ConditionalJC`, which works on the data themselves).  A top-level key
+that neither the format nor the class reads is rejected.
+
+Options are checked when the file is loaded: the options every scalable solver shares
+(``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ``check_every``, ``verbose``) against
+the table of :class:`cvxclust.solvers.IterativeSolver`, the reference's ``eps`` (positive) and
+``verbose`` (boolean); its ``solver`` is set by ``validate.reference_solver`` only.  Every error
+is a ``ValueError`` naming the file and the key.
 """
 
 from __future__ import annotations
@@ -49,6 +56,8 @@ from pathlib import Path
 
 
 from ._relaxation import REFERENCE_SOLVERS, Relaxation
+from .parameters import validate_parameter
+from .solvers import POSITIVE, IterativeSolver
 from .validation import ValidationReport, validate
 
 __all__ = ["Instance", "load_instance", "find_problem_files", "resolve_relaxation"]
@@ -59,6 +68,8 @@ _TOP_KEYS = {"name", "description", "relaxation", "parameters", "data", "kernel"
 _DATA_KEYS = {"dataset", "n_samples", "standardize", "random_state"}
 _VALIDATE_KEYS = {"methods", "reference_solver", "tol_objective", "tol_residual", "tol_solution"}
 _DEFAULT_TOLERANCES = {"tol_objective": 1e-6, "tol_residual": 1e-6, "tol_solution": None}
+#: Constraints on the options of the cvxpy reference that a file may set (others go to the solver).
+_REFERENCE_OPTIONS = {"eps": POSITIVE, "verbose": ["boolean"]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -122,7 +133,7 @@ def _value(table: dict, key: str, where: str, path, types, *, required: bool = F
             raise _fail(path, where, "missing")
         return default
     value = table[key]
-    # bool is an int in Python; TOML keeps them apart, so do we
+    # bool is an int in Python; TOML keeps them apart, and so does the catalogue
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
         expected = " or ".join(t.__name__ for t in _as_tuple(types))
         raise _fail(path, where, f"must be of type {expected}, got {value!r}")
@@ -138,6 +149,61 @@ def _reject_unknown(table: dict, allowed: set[str], prefix: str, path) -> None:
     if unknown:
         key = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
         raise _fail(path, key, f"unknown key; valid keys are {sorted(allowed)}")
+
+
+class _ReadTracker(dict):
+    """The parsed file handed to ``from_catalogue``: remembers which top-level keys were read."""
+
+    def __init__(self, doc: dict):
+        super().__init__(doc)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+    def _all(self):
+        self.read.update(super().keys())  # a class that walks the table may read any key
+
+    def __iter__(self):
+        self._all()
+        return super().__iter__()
+
+    def keys(self):
+        self._all()
+        return super().keys()
+
+    def items(self):
+        self._all()
+        return super().items()
+
+    def values(self):
+        self._all()
+        return super().values()
+
+
+def _check_options(path, method: str, options: dict) -> None:
+    """Reject option values that the method would refuse, naming ``options.<method>.<key>``."""
+    if method == "reference":
+        if "solver" in options:
+            raise _fail(path, "options.reference.solver", "set the reference solver with validate.reference_solver")
+        table = _REFERENCE_OPTIONS
+    else:
+        table = {name: param.constraints for name, param in IterativeSolver.parameters.items()}
+    for key, value in options.items():
+        if key in table:
+            try:
+                validate_parameter(key, value, table[key], method)
+            except ValueError as exc:
+                raise _fail(path, f"options.{method}.{key}", str(exc)) from None
 
 
 def resolve_relaxation(spec: str, path=None) -> type[Relaxation]:
@@ -171,8 +237,8 @@ def load_instance(path) -> Instance:
     ------
     ValueError
         Naming the file and the key, for invalid TOML, a missing or unknown key, an unknown
-        relaxation, data set, kernel or method, or parameters the data, kernel or relaxation
-        reject.
+        relaxation, data set, kernel or method, parameters the data, kernel or relaxation
+        reject, or option values a method would refuse.
     """
     from . import datasets, kernels  # imported here: the command starts fast
 
@@ -182,8 +248,12 @@ def load_instance(path) -> Instance:
             doc = tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: invalid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
     name = _value(doc, "name", "name", path, str, required=True)
+    if not name.strip():
+        raise _fail(path, "name", "must not be empty (it names the table and the plot file)")
     description = _value(doc, "description", "description", path, str, default="")
     spec = _value(doc, "relaxation", "relaxation", path, str, required=True)
     cls = resolve_relaxation(spec, path)
@@ -224,10 +294,14 @@ def load_instance(path) -> Instance:
 
     # the relaxation
     parameters = _table(doc, "parameters", path, required=False)
+    tracked = _ReadTracker(doc)
     try:
-        relaxation = cls.from_catalogue(K, X, y, doc) if custom else cls(K, **parameters)
+        relaxation = cls.from_catalogue(K, X, y, tracked) if custom else cls(K, **parameters)
     except (ValueError, TypeError) as exc:
         raise _fail(path, "parameters" if parameters else "relaxation", f"{spec}: {exc}") from None
+    if custom:
+        # the keys of the format, and those the class read: anything else is a misspelling
+        _reject_unknown(doc, _TOP_KEYS | tracked.read, "", path)
 
     # validation settings
     scalable = [m for m in relaxation.methods() if m != "reference"]
@@ -255,6 +329,7 @@ def load_instance(path) -> Instance:
             raise _fail(path, f"options.{m}", f"unknown method {m!r} for {spec}; valid methods are {['reference', *scalable]}")
         if not isinstance(opts, dict):
             raise _fail(path, f"options.{m}", f"must be a table [options.{m}], got {opts!r}")
+        _check_options(path, m, opts)
     method_options = {m: dict(opts) for m, opts in options.items() if m != "reference"}
 
     return Instance(

@@ -52,7 +52,7 @@ def median_distance(X) -> float:
 
 
 def rbf(X, delta: float | None = None) -> np.ndarray:
-    r"""Gaussian kernel with the width convention of the source papers.
+    r"""Gaussian kernel with the width convention of Yan, Shen & Wang (IEEE TIP 2014, Sec. IV-B).
 
     .. math:: K_{ij} = \exp\!\left(-\frac{\|a_i - a_j\|_2^2}{\delta^2}\right)
 

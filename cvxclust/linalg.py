@@ -27,10 +27,11 @@ def _blas_controller() -> ThreadpoolController:
 def blas_threads(n: int):
     """Context manager: one BLAS thread for matrices of order ``n < 1500``, all threads beyond.
 
-    On this 2-core machine one thread is faster up to n ~ 1000 (syevr, n = 1000, 20 pairs:
-    0.05 s vs 0.14 s; the cluhsic SDP ADMM at mc = 160: 2.2 s vs 6.5 s), two beyond (n = 2000:
-    0.29 s vs 0.49 s).  One cached controller: ``threadpool_limits()`` rescans the loaded
-    libraries (~1 ms) per call.
+    The single BLAS policy of the package.  Below that order a BLAS call does too little work
+    to pay for waking and synchronising a pool of threads, so a solver that makes many such
+    calls (partial eigendecompositions, matrix products of an ADMM step) runs faster on one;
+    above it a multithreaded factorization wins.  One cached controller serves every call:
+    ``threadpool_limits()`` would rescan the loaded libraries each time.
     """
     return _blas_controller().limit(limits=1 if n < 1500 else None, user_api="blas")
 
@@ -41,11 +42,11 @@ def scipy_blas_threads(n_threads: int):
 
     The pip wheels of NumPy and SciPy each bundle an OpenBLAS with its own thread pool, and an
     OpenBLAS thread spins for a while after its work is done.  When calls into the two
-    alternate, each with two threads on this 2-core machine, the spinning pool halves the
-    other's speed: in the low-rank CLUHSIC solver at m = 2000 (NumPy's ``K @ Y`` against SciPy's
-    L-BFGS-B), an objective evaluation took 32 ms instead of 14 ms and an L-BFGS-B step 11 ms
-    instead of 1.8 ms.  Where one library's BLAS only does small vector work (L-BFGS-B's), giving
-    it one thread removes the contention.  A no-op where both use one shared library (e.g. conda).
+    alternate, each with a thread per core, the idle pool's spinning threads take the cores the
+    other pool needs, which slows both severalfold (in the low-rank CLUHSIC solver: NumPy's
+    ``K @ Y`` in the objective against SciPy's L-BFGS-B).  Where one library's BLAS only does
+    small vector work (L-BFGS-B's), giving it one thread removes the contention.  A no-op where
+    both use one shared library (e.g. conda).
     """
     libs = [lib for lib in _blas_controller().lib_controllers
             if lib.user_api == "blas" and os.path.basename(os.path.dirname(lib.filepath)).startswith("scipy")]
@@ -117,7 +118,8 @@ class PSDProjector:
     full decomposition.
     """
 
-    #: below this size a full eigh is as fast as a partial one (measured, see benchmarks/)
+    #: below this size the back-transformation a partial decomposition saves is too small to pay
+    #: for its extra set-up: a full eigh is as fast
     min_partial_size = 300
 
     def __init__(self, n: int, *, partial: bool = True, switch_fraction: float = 0.25,
@@ -179,15 +181,15 @@ def project_simplex_rows(V: np.ndarray, max_newton: int = 30, *, start: np.ndarr
 
         \theta_{k+1} = \theta_k + \frac{\phi(\theta_k)}{|\{j : v_j > \theta_k\}|}.
 
-    It takes 5-8 passes over the matrix in practice, against a sort (t = 1000 rows of 1000:
-    17 ms against 32 ms).  Rows not settled after ``max_newton`` steps fall back to the
+    It takes a few passes over the matrix, each cheaper than the sort of every row that the
+    classic algorithm needs.  Rows not settled after ``max_newton`` steps fall back to the
     sort-based algorithm of :func:`project_simplex` (Held, Wolfe & Crowder 1974; Duchi et al.
     2008), batched over rows.
 
     ``start`` (one threshold per row, e.g. those of the previous call of an iterative method)
     warm-starts Newton's method: its first step from any ``theta_0 < max(v)`` lands where
     ``phi >= 0`` (phi is convex, so it lies above its tangent at ``theta_0``), and the climb goes
-    on from there; near the root that takes 2-3 passes instead of 5-8.  ``return_thresholds``
+    on from there; near the root that takes fewer passes than a cold start.  ``return_thresholds``
     also returns the thresholds, for the next call.
     """
     V = np.asarray(V, dtype=float)

@@ -14,6 +14,19 @@ some relabelings (the automorphisms of a tree or ring of clusters); pass those a
 For a hierarchy of clusters, :func:`level_scores` reports accuracy and tree loss at every level
 (CLUHSICAL Section IV-A, Tables I-III) and :func:`hierarchy_levels` maps leaf clusters to their
 ancestors.
+
+References
+----------
+Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange Duality",
+IEEE Transactions on Image Processing, 2014 (the error rate).
+
+W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the CLUHSIC
+Algorithm", SIAM International Conference on Data Mining (SDM), 2010 (structured losses and
+admissible relabelings, Section 5.3).
+
+W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the Loss Function into
+Discriminative Clustering of Structured Outputs", IEEE Transactions on Neural Networks, 2010
+(per-level scores).
 """
 
 from __future__ import annotations

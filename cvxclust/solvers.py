@@ -31,6 +31,7 @@ in one place).
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -173,6 +174,7 @@ class IterativeSolver:
         solve.__doc__ = doc or cls.__doc__
         solve.__signature__ = cls.__signature__
         solve.__module__ = cls.__module__
+        solve.parameters = cls.parameters  # the table, for callers that check options ahead (the catalogue)
         return solve
 
     # -- what a solver supplies --------------------------------------------------------------
@@ -261,7 +263,9 @@ class IterativeSolver:
                     f"the relaxation's residuals ({worst:.2e}) exceed residual_tol where the solver's own "
                     f"are met: {self.method} may not handle every constraint of {type(self.relaxation).__name__}")
         row.update(certificate.figures)
-        row.update(objective=objective, dual_bound=self.bound, relative_gap=gap, max_residual=worst)
+        finite = bool(np.isfinite(self.bound))
+        row.update(objective=objective, dual_bound=self.bound if finite else None,
+                   relative_gap=gap if finite else None, max_residual=worst)
         self._last = (certificate, objective, residuals)
         return passed
 
@@ -325,7 +329,8 @@ class IterativeSolver:
         row["time"] = self.elapsed
         self.history.append(row)
         self._bar.update(1)
-        self._bar.set_postfix({k: f"{v:.2e}" for k, v in row.items() if k in ("relative_gap", "max_residual")},
+        self._bar.set_postfix({k: f"{v:.2e}" for k, v in row.items()
+                               if k in ("relative_gap", "max_residual") and v is not None},
                               refresh=False)
         if self.status is None and self.elapsed > self.time_limit:
             self.status = "time_limit"
@@ -335,14 +340,26 @@ class IterativeSolver:
 
     def _warn(self, iterations: int) -> None:
         last = self.history[-1] if self.history else {}
+        gap = last.get("relative_gap")
+        figures = [] if gap is None else [f"relative gap {gap:.2e} (tol={self.tol:g})"]
+        figures.append(f"worst residual {last.get('max_residual', np.inf):.2e} (residual_tol={self.residual_tol:g})")
         note = f"; {self._stop_note}" if self._stop_note else ""
         warnings.warn(
-            f"{self.method} stopped after {iterations} iterations ({STOP_REASONS[self.status]}) with relative gap "
-            f"{last.get('relative_gap', np.inf):.2e} (tol={self.tol:g}) and worst residual "
-            f"{last.get('max_residual', np.inf):.2e} (residual_tol={self.residual_tol:g}){note}",
+            f"{self.method} stopped after {iterations} iterations ({STOP_REASONS[self.status]}) with "
+            f"{' and '.join(figures)}{note}",
             ConvergenceWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside the package (the
+    user's call), however deep inside the package it is raised."""
+    package = __name__.split(".")[0]
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == package:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def balance_penalty(iteration: int, rho: float, U, r_primal: float, r_dual: float, mu: float, every: int):

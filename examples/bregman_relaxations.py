@@ -1,5 +1,6 @@
-r"""Relaxing Bregman hard clustering: the exact set M versus M1 versus M2 (Cheng, Zhang &
-Schuurmans, "Convex relaxations of Bregman divergence clustering", Section 3.1).
+r"""Relaxing Bregman hard clustering: the exact set M versus M1 versus M2 (H. Cheng, X. Zhang,
+D. Schuurmans, "Convex Relaxations of Bregman Divergence Clustering", Conference on Uncertainty
+in Artificial Intelligence (UAI), 2013, Section 3.1).
 
 Bregman hard clustering (6) minimises ``D_F(X, Y Gamma)`` over assignments Y and centres Gamma.
 The optimal centres are the cluster means, so with the normalized equivalence matrix (9)

@@ -1,5 +1,6 @@
 r"""Clustering along a chain: why the spectral relaxation of CLUHSIC ignores the structure and
-the SDP does not (Yang, Kwok & Lu, Sections 4-5).
+the SDP does not (W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the
+CLUHSIC Algorithm", SIAM International Conference on Data Mining (SDM), 2010, Sections 4-5).
 
 CLUHSIC clusters m points into c clusters *placed on a structure*: with the centred input kernel
 K and an output kernel A on the clusters (for a chain, ``A = 2I + adjacency``: neighbours on the

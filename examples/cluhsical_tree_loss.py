@@ -1,6 +1,7 @@
 r"""Where do the mistakes land?  CLUHSIC against CLUHSICAL with the tree loss on a hierarchy
-(the teaching example of Figure 1 of Zhong, Pan, Kwok & Tsang, "Incorporating the loss
-function into discriminative clustering of structured outputs").
+(the teaching example of Figure 1 of W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating
+the Loss Function into Discriminative Clustering of Structured Outputs", IEEE Transactions on
+Neural Networks, 2010).
 
 The clusters sit at the leaves of a hierarchy, here ``tree([4, 3])``: 4 objects, each seen in 3
 pose clusters (:func:`cvxclust.datasets.objects_by_pose`, 96 noisy images).  A mistake that puts
@@ -24,18 +25,14 @@ per method: the tree, its 12 leaves, and the images of one true leaf (the one wi
 mistakes over both methods, for visibility) pooled over the runs, each drawn under the leaf it
 was assigned to -- a blue dot if correct, a red cross if not.
 
-What it shows on this data (seed 0, 10 starts; check the printout).  With the best objective of
-10 starts, CLUHSIC recovers the ground truth exactly, so it makes *no* mistake to compare, while
-CLUHSICAL (tree loss) keeps a few mistakes, every one in a sibling leaf (loss 1).  Over the
-single starts, both methods make mistakes at both distances; on this draw CLUHSICAL's land
-somewhat nearer (tree loss per mistake 1.50 against 1.70), but CLUHSICAL makes more mistakes
-(287 against 195 of 960), so its *total* tree loss is the higher one (0.45 against 0.35 per
-image); the figure's leaf shows CLUHSICAL sending several images to other objects too.  The
-numbers vary with the draw (``benchmarks/reproduce_cluhsical.py`` reports single-start averages
-over repetitions).  The paper's
-picture -- CLUHSIC scattering mistakes across the tree, CLUHSICAL keeping them in the subtree --
-is thus only partly reproduced here: our images are easy enough that the best-of-10 CLUHSIC
-makes no mistake at all.
+What to look for in the printout.  With the best objective of the starts, CLUHSIC may recover
+the ground truth exactly and then has no mistake to compare.  Over the single starts both
+methods make mistakes at both distances: compare the tree loss per mistake (where mistakes
+land) with the mean loss (how much is lost in total), since a method can place its mistakes
+nearer yet make more of them.  The numbers vary with the draw
+(``benchmarks/reproduce_cluhsical.py`` reports single-start averages over repetitions).  These
+in-plane rotations are easy to separate, so the paper's picture -- CLUHSIC scattering mistakes
+across the tree, CLUHSICAL keeping them in the subtree -- is only partly visible on them.
 
 Run::
 

@@ -17,9 +17,9 @@ an iterate with tiny negative entries into an exactly feasible point (``restore`
 projects its eigenvalues onto the simplex ``{lambda >= 0, sum lambda = k - 1}``.
 
 Validation is what tells you how good a new solver is: on this relaxation the ADMM needs
-hundreds of iterations (several times more than on (7); the trace constraint makes the problem
-more degenerate), and on some widths and sizes it reaches its iteration limit with a certified
-gap near 1e-9 but entries still negative at the 1e-6 level.  The report says so.
+several times more iterations than on (7) (the trace constraint makes the problem more
+degenerate), and on some widths and sizes it reaches its iteration limit with a tiny certified
+gap but entries still slightly negative.  The report says so.
 
 Run::
 

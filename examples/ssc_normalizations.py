@@ -1,5 +1,6 @@
 r"""Five ways to normalize an affinity matrix before spectral clustering, and the SDP behind
-semidefinite spectral clustering (Yan, Shen & Wang, IEEE TIP 2014).
+semidefinite spectral clustering (Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral
+Clustering via Lagrange Duality", IEEE Transactions on Image Processing, 2014).
 
 Spectral clustering builds an affinity ``K`` (here Gaussian, ``K_ij = exp(-||a_i - a_j||^2 /
 delta^2)``), *normalizes* it to ``K_hat``, and clusters the rows of the top-``k`` eigenvectors of

@@ -147,6 +147,7 @@ def test_run_validates(tmp_path):
         ('relaxation = "ssc.FrobeniusDS"', "", "relaxation"),
         ('name = "tiny"', "", "name"),
         ('name = "tiny"', "name = 3", "name"),
+        ('name = "tiny"', 'name = "  "', "name"),
         ('dataset = "iris"', 'dataset = "mnist"', "data.dataset"),
         ('dataset = "iris"', "", "data.dataset"),
         ("n_samples = 12", "n_samples = 1", "data"),
@@ -182,11 +183,59 @@ def test_bad_file_names_the_key(tmp_path, old, new, key):
         ("[options.nope]\ntol = 1e-8", "options.nope"),
         ("[options]\nadmm = 3", "options.admm"),
         ("[parameters]\nunknown_argument = 1", "parameters"),
+        ("[options.reference]\neps = -1", "options.reference.eps"),
+        ("[options.reference]\neps = 0.0", "options.reference.eps"),
+        ('[options.reference]\neps = "1e-8"', "options.reference.eps"),
+        ('[options.reference]\nverbose = "yes"', "options.reference.verbose"),
+        ('[options.reference]\nsolver = "SCS"', "options.reference.solver"),
+        ("[options.admm]\ntol = -1", "options.admm.tol"),
+        ("[options.admm]\nresidual_tol = nan", "options.admm.residual_tol"),
+        ("[options.admm]\nmax_iter = 0", "options.admm.max_iter"),
+        ("[options.admm]\nmax_iter = 2.5", "options.admm.max_iter"),
+        ("[options.admm]\nmax_iter = true", "options.admm.max_iter"),
+        ("[options.admm]\ntime_limit = -inf", "options.admm.time_limit"),
+        ("[options.admm]\ncheck_every = -3", "options.admm.check_every"),
+        ("[options.admm]\nverbose = 1", "options.admm.verbose"),
     ],
 )
 def test_bad_validation_settings_name_the_key(tmp_path, extra, key):
     with pytest.raises(ValueError, match=rf"key '{key}'"):
         load_instance(write(tmp_path, GOOD + "\n" + extra + "\n"))
+
+
+def test_bad_option_message_names_the_file_and_the_value(tmp_path):
+    path = write(tmp_path, GOOD + "\n[options.reference]\neps = -1\n")
+    with pytest.raises(ValueError) as info:
+        load_instance(path)
+    message = str(info.value)
+    assert str(path) in message and "options.reference.eps" in message and "-1" in message
+
+
+def test_valid_options_pass_through(tmp_path):
+    """Options beyond the shared vocabulary are the method's own: they reach it unchanged."""
+    text = GOOD + "\n[options.admm]\ntol = 1e-9\nmax_iter = 50\ntime_limit = inf\nrho = 2.0\n"
+    text += "\n[options.reference]\neps = 1e-8\nverbose = false\nmax_iter = 100\n"
+    kw = load_instance(write(tmp_path, text)).validate_kwargs
+    assert kw["method_options"] == {"admm": {"tol": 1e-9, "max_iter": 50, "time_limit": float("inf"), "rho": 2.0}}
+    assert kw["reference_options"] == {"eps": 1e-8, "verbose": False, "max_iter": 100}
+
+
+def test_self_building_relaxation_rejects_keys_it_does_not_read(tmp_path):
+    """A class with ``from_catalogue`` may read top-level keys of its own; any other top-level
+    key is a misspelling, rejected with the file and the key."""
+    head = 'name = "b"\nrelaxation = "bregman.ConditionalJC"\nn_clusters = 3\ndivergence = "kl"\n'
+    data = '[data]\ndataset = "iris"\nn_samples = 12\n'
+    load_instance(write(tmp_path, head + data))
+    path = write(tmp_path, head + "eps = -1\n" + data)
+    with pytest.raises(ValueError, match="key 'eps': unknown key") as info:
+        load_instance(path)
+    assert str(path) in str(info.value)
+
+
+def test_from_catalogue_that_walks_the_table_may_read_any_key(tmp_path, fake_family):
+    text = 'extra_setting = "kept"\n' + GOOD.replace("ssc.FrobeniusDS", "fakefam.Walker")
+    inst = load_instance(write(tmp_path, text))
+    assert inst.relaxation.seen["extra_setting"] == "kept"
 
 
 def test_missing_table(tmp_path):
@@ -195,8 +244,17 @@ def test_missing_table(tmp_path):
         load_instance(write(tmp_path, text))
 
 
-def test_invalid_toml(tmp_path):
-    path = write(tmp_path, GOOD + "\nthis is not toml\n")
+@pytest.mark.parametrize("text", [GOOD + "\nthis is not toml\n", "name = \"a\"\nname = \"b\"\n" + GOOD, "[data\n"])
+def test_invalid_toml(tmp_path, text):
+    path = write(tmp_path, text)
+    with pytest.raises(ValueError, match="invalid TOML") as info:
+        load_instance(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_file_that_is_not_text(tmp_path):
+    path = tmp_path / "binary.toml"
+    path.write_bytes(b"name = \"\xff\xfe\"\n")
     with pytest.raises(ValueError, match="invalid TOML") as info:
         load_instance(path)
     assert str(path) in str(info.value)
@@ -226,10 +284,20 @@ class _FromCatalogue(FrobeniusDS):
         return inst
 
 
+class _Walker(FrobeniusDS):
+    """Builds itself from every top-level key of the file."""
+
+    @classmethod
+    def from_catalogue(cls, K, X, y, table):
+        inst = cls(K)
+        inst.seen = dict(table.items())
+        return inst
+
+
 @pytest.fixture
 def fake_family(monkeypatch):
     module = types.ModuleType("cvxclust.fakefam")
-    module.Scaled, module.FromCatalogue = _Scaled, _FromCatalogue
+    module.Scaled, module.FromCatalogue, module.Walker = _Scaled, _FromCatalogue, _Walker
     monkeypatch.setitem(sys.modules, "cvxclust.fakefam", module)
     return module
 

@@ -21,8 +21,10 @@ EXAMPLES = sorted(p for p in EXAMPLES_DIR.glob("*.py") if not p.name.startswith(
 FAST_ARGS = {"ssc_normalizations.py": ["--n-samples", "80"]}
 
 #: One BLAS thread: the examples use small matrices, and oversubscribed threads on a busy
-#: machine make small eigendecompositions many times slower.
-ENV = {**os.environ, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: machine make small eigendecompositions many times slower.  The scripts run from a temporary
+#: folder, so the checkout goes first on their path: they test this package, not an installed one.
+ENV = {**os.environ, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+       "PYTHONPATH": os.pathsep.join([str(EXAMPLES_DIR.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 
 def test_examples_found():

@@ -1,0 +1,127 @@
+"""The benchmark harness: cases in their own processes, the environment record, the results
+files, and the tables that benchmarks/README.md quotes from them."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+import _harness as harness  # noqa: E402
+
+CASES = """\
+import os
+
+
+def ok(n):
+    return {"n": n, "threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+
+
+def big(megabytes):
+    block = bytearray(megabytes * 2**20)
+    block[::4096] = b"x" * len(block[::4096])
+    return {"size": len(block)}
+
+
+def fails():
+    raise ValueError("no luck")
+
+
+def sleeps():
+    import time
+
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def cases(tmp_path):
+    path = tmp_path / "cases.py"
+    path.write_text(CASES)
+    return path
+
+
+def test_run_case_returns_the_row_and_sets_the_threads(cases):
+    row = harness.run_case(cases, "ok", 7, timeout=60, threads=1, row={"case": "a"})
+    assert row["case"] == "a" and row["n"] == 7 and row["threads"] == "1"
+    assert row["wall"] > 0 and row["peak_rss_mb"] >= row["base_rss_mb"] > 0
+
+
+def test_peak_memory_is_the_case_own(cases):
+    """Neither the parent's memory (which ru_maxrss would carry across exec) nor another case's."""
+    parent = bytearray(300 * 2**20)
+    parent[::4096] = b"x" * len(parent[::4096])
+    small = harness.run_case(cases, "big", 1, timeout=60)
+    large = harness.run_case(cases, "big", 200, timeout=60)
+    assert small["peak_rss_mb"] < 150
+    assert large["peak_rss_mb"] - small["peak_rss_mb"] > 150
+    del parent
+
+
+def test_a_failing_case_is_reported_not_raised(cases):
+    row = harness.run_case(cases, "fails", timeout=60, row={"case": "b"})
+    assert row["case"] == "b" and row["status"] == "failed: ValueError: no luck" and math.isnan(row["time"])
+
+
+def test_a_case_past_its_timeout_is_killed(cases):
+    row = harness.run_case(cases, "sleeps", timeout=1)
+    assert row["status"] == "killed after 1 s" and row["wall"] < 30
+
+
+def test_eigh_seconds():
+    assert 0 < harness.eigh_seconds(50, threads=1) < 10
+
+
+def test_environment_record(tmp_path):
+    env = harness.environment(BENCHMARKS / "bench_ssc.py", ["--out", str(tmp_path / "x"), "--sizes", "30"], 1)
+    assert env["command"] == "python benchmarks/bench_ssc.py --out x --sizes 30"
+    assert set(env["packages"]) == {"cvxclust", "numpy", "scipy", "cvxpy", "scs", "clarabel", "sklearn"}
+    assert env["packages"]["numpy"] and env["python"] and env["cpu"] and env["worker_blas_threads"] == 1
+    assert env["cvxclust_origin"] == "this checkout"
+    assert env["blas"] and all("/" not in pool["file"] for pool in env["blas"])
+    assert str(Path.home()) not in json.dumps(env) and "/tmp" not in json.dumps(env)
+
+
+def test_write_results(tmp_path):
+    env = harness.environment(BENCHMARKS / "bench_ssc.py", [])
+    table = harness.markdown_table(["a", "b"], [[1, harness.fmt(float("nan"), ".2f")], [2, harness.fmt(0.5, ".2f")]])
+    md = harness.write_results(tmp_path, "demo", "A title", "What it is.", table,
+                               {"rows": [{"x": float("nan")}, {"x": 1.0}]}, env, plot=lambda p: p.write_bytes(b"png"))
+    text = md.read_text()
+    assert text.startswith("# A title\n\nWhat it is.\n\n| a | b |") and "| 1 | – |" in text
+    assert "## Environment" in text and "`python benchmarks/bench_ssc.py`" in text
+    data = json.loads((tmp_path / "demo.json").read_text())
+    assert data["rows"] == [{"x": None}, {"x": 1.0}] and data["environment"]["command"] == env["command"]
+    assert (tmp_path / "demo.png").read_bytes() == b"png"
+
+
+def test_tables_take_the_heading_above_them():
+    text = "# T\n\n### first\n\n| a |\n|---|\n| 1 |\n\nprose\n\n| b |\n|---|\n"
+    assert harness.tables(text) == ["### first\n\n| a |\n|---|\n| 1 |", "| b |\n|---|"]
+
+
+def test_readme_quotes(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.md").write_text("| a |\n|---|\n| 1 |\n\n| b |\n|---|\n| 2 |\n")
+    readme = tmp_path / "README.md"
+    readme.write_text("x\n<!-- quote results/r.md table 2 -->\nstale\n<!-- end quote -->\ny\n")
+    assert harness.readme_drift(readme) == ["results/r.md"]
+    assert harness.update_readme(readme)
+    assert readme.read_text() == ("x\n<!-- quote results/r.md table 2 -->\n| b |\n|---|\n| 2 |\n\n"
+                                  "<sub>Source: `results/r.md`.</sub>\n<!-- end quote -->\ny\n")
+    assert harness.readme_drift(readme) == [] and not harness.update_readme(readme)
+    readme.write_text("<!-- quote results/r.md table 3 -->\n<!-- end quote -->\n")
+    with pytest.raises(ValueError, match="has 2 tables"):
+        harness.update_readme(readme)
+
+
+def test_benchmarks_readme_matches_the_results_files():
+    """Every table benchmarks/README.md shows is the one in its results file: after a benchmark
+    re-runs, `python benchmarks/_harness.py --update-readme` refreshes them."""
+    assert harness.readme_drift() == []
+    assert len(list(harness.QUOTE.finditer(harness.README.read_text()))) >= 8
