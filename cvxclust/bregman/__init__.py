@@ -22,7 +22,7 @@ are not in our copy: what they held is derived in the docstrings).
 from . import divergences, sets
 from ._conditional import Conditional
 from ._conditional_jc import ConditionalJC
-from . import _davis_yin  # noqa: F401  (registers ConditionalJC's "davis-yin" solver)
+from . import _davis_yin, _jc_admm  # noqa: F401  (register ConditionalJC's "davis-yin" and "admm")
 from ._discriminative import Discriminative
 from ._estimator import BregmanClustering
 from ._joint import Joint

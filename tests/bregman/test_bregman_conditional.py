@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from cvxclust.bregman._conditional import Conditional, conditional_problem
-from cvxclust.bregman._conditional_gradient import line_search, omega_squared_gradient
-from cvxclust.bregman._omega import omega
+from cvxclust.bregman._cg_steps import line_search
+from cvxclust.bregman._omega import omega, omega_squared_gradient
 from cvxclust.bregman.sets import residuals_M2, residuals_M3
 
 
@@ -43,7 +43,7 @@ def test_conditional_gradient_matches_reference(kind, t, n, d, domain, reference
     assert res.max_residual <= 1e-5
     assert np.linalg.norm(res.X - ref.X) / np.linalg.norm(ref.X) <= 1e-3
     # the recovered M lies in the set and attains Omega^2(T)
-    M = res.M
+    M = res.extras["M"]
     viol = (residuals_M2 if domain == "M2" else residuals_M3)(M, d)
     assert max(viol.values()) <= 1e-5
     attained = np.trace(res.X.T @ np.linalg.pinv(M, rcond=1e-10) @ res.X)
@@ -166,7 +166,7 @@ def test_bad_input():
     relax = Conditional(X, "kl", 2)
     with pytest.raises(ValueError, match="Unknown method"):
         relax.solve("newton")
-    with pytest.raises(ValueError, match="T must have shape"):
+    with pytest.raises(ValueError, match="X must have shape"):
         relax.objective(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="local_search"):
         relax.solve(local_search="yes")

@@ -24,7 +24,7 @@ CASES = [(12, 2, 2, 1e-2, "M2"), (15, 2, 3, 1e-3, "M2"), (20, 3, 3, 3e-3, "M2"),
 @pytest.mark.parametrize("t,n,d,gamma,domain", CASES)
 def test_conditional_gradient_matches_reference(t, n, d, gamma, domain, reference):
     X = make_data(t, n, d, seed=t + n)
-    relax = Discriminative(X, d, gamma=gamma, domain=domain)
+    relax = Discriminative(X, d, alpha=gamma, domain=domain)
     res = relax.solve(tol=1e-7)
     ref = reference(relax)
     assert res.status in ("optimal", "stalled")
@@ -33,15 +33,16 @@ def test_conditional_gradient_matches_reference(t, n, d, gamma, domain, referenc
     assert res.max_residual <= 1e-5
     # the recovered M lies in the domain and attains Omega^2(V)
     check = residuals_M2 if domain == "M2" else residuals_M3
-    assert max(check(res.M, d).values()) <= 1e-5
+    M = res.extras["M"]
+    assert max(check(M, d).values()) <= 1e-5
     V = res.X
-    assert np.trace(V.T @ np.linalg.pinv(res.M, rcond=1e-10) @ V) * gamma / 2 == pytest.approx(
+    assert np.trace(V.T @ np.linalg.pinv(M, rcond=1e-10) @ V) * gamma / 2 == pytest.approx(
         res.objective - relax.loss(V), rel=1e-6)
     # solutions close (the optimum of (29) is unique: L is strictly convex along V's that change
     # the scores, and Omega^2 is strictly convex on the rest)
     assert np.linalg.norm(res.X - ref.X) / np.linalg.norm(ref.X) <= 1e-2
     # the offsets make P doubly stochastic (Omega' 1 = 1 of (25))
-    tau = res.tau
+    tau = res.extras["tau"]
     P = special.softmax(X @ V.T / t + tau[None, :], axis=1)
     np.testing.assert_allclose(P.sum(axis=0), 1.0, atol=1e-10)
 
@@ -64,7 +65,7 @@ def test_offsets_are_the_exact_minimiser():
 
 def test_loss_is_partial_minimum_over_offsets():
     X = make_data(10, 2, 2, seed=1)
-    relax = Discriminative(X, 2, gamma=1e-2)
+    relax = Discriminative(X, 2, alpha=1e-2)
     rng = np.random.default_rng(2)
     V = 5.0 * rng.standard_normal(X.shape)
     t = X.shape[0]
@@ -81,7 +82,7 @@ def test_loss_is_partial_minimum_over_offsets():
 
 def test_loss_derivatives_finite_differences():
     X = make_data(10, 3, 2, seed=3)
-    relax = Discriminative(X, 2, gamma=1e-2)
+    relax = Discriminative(X, 2, alpha=1e-2)
     rng = np.random.default_rng(4)
     V = 10.0 * rng.standard_normal(X.shape)
     W = rng.standard_normal(X.shape)
@@ -101,7 +102,7 @@ def test_loss_derivatives_finite_differences():
 
 def test_lower_bound_is_certified_everywhere(reference):
     X = make_data(12, 2, 2, seed=5)
-    relax = Discriminative(X, 2, gamma=1e-2)
+    relax = Discriminative(X, 2, alpha=1e-2)
     opt = reference(relax).objective
     rng = np.random.default_rng(6)
     for _ in range(5):
@@ -120,14 +121,14 @@ def test_bad_input():
         Discriminative(X, 11)
     with pytest.raises(ValueError, match="n_clusters"):
         Discriminative(X, 1)
-    with pytest.raises(ValueError, match="gamma"):
-        Discriminative(X, 2, gamma=-1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        Discriminative(X, 2, alpha=-1.0)
     with pytest.raises(ValueError, match="domain"):
         Discriminative(X, 2, domain="M1")
     relax = Discriminative(X, 2)
     with pytest.raises(ValueError, match="Unknown method"):
         relax.solve("newton")
-    with pytest.raises(ValueError, match="V must have shape"):
+    with pytest.raises(ValueError, match="X must have shape"):
         relax.objective(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="V contains NaN"):
         relax.loss(np.full(X.shape, np.inf))
