@@ -59,6 +59,7 @@ Approach", NIPS 2012.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from numbers import Integral
 from types import SimpleNamespace
@@ -228,6 +229,8 @@ class ConditionalGradient(IterativeSolver):
 
     def __init__(self, relaxation=None, *, problem: OmegaRegularized | None = None, **params):
         super().__init__(relaxation, **params)
+        if relaxation is not None and problem is not None:
+            raise TypeError("give a relaxation or a problem, not both: a relaxation states its own problem")
         if problem is None:
             if relaxation is None or not hasattr(relaxation, "omega_problem"):
                 raise ValueError("conditional-gradient needs a relaxation with omega_problem() or a problem")
@@ -329,6 +332,9 @@ def conditional_gradient(loss, loss_grad, shape, n_clusters, alpha, *, domain="M
     ValueError
         On bad parameters, or if L is not finite at the start point.
     """
-    problem = OmegaRegularized(loss, loss_grad, shape, n_clusters, alpha, domain=domain, loss_hvp=loss_hvp,
-                               start=T0)
+    if "warm_start" in options:
+        raise TypeError("conditional_gradient() got an unexpected keyword argument 'warm_start'; give T0")
+    problem = OmegaRegularized(loss, loss_grad, shape, n_clusters, alpha, domain=domain, loss_hvp=loss_hvp)
+    if T0 is not None:
+        problem = dataclasses.replace(problem, start=problem.point(T0, "T0"))
     return ConditionalGradient(problem=problem, **options).run()

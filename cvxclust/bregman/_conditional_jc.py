@@ -188,9 +188,19 @@ class ConditionalJC(Relaxation):
 
         For the generalized KL divergence, entries with ``x = (M X) = 0`` get the one-sided
         derivative 1 of ``y -> kl_div(0, y) = y`` at 0+ (``gradient_second`` gives 0/0 there).
+
+        Raises
+        ------
+        ValueError
+            Naming ``M`` if it is not a finite t x t matrix or ``M X`` leaves the domain.
         """
         M = self._check_M(M)
-        return self.gradient_from(M @ self.X)
+        MX = M @ self.X
+        try:
+            self.divergence.check_domain(MX, "M X")
+        except ValueError as error:
+            raise ValueError(f"M must map the data into the domain of the divergence: {error}") from None
+        return self.gradient_from(MX)
 
     def gradient_from(self, MX: np.ndarray) -> np.ndarray:
         """:meth:`gradient` from the product ``M X`` (unchecked: the solvers' inner loop)."""
@@ -222,10 +232,23 @@ class ConditionalJC(Relaxation):
         ``g_2`` takes a partial eigendecomposition of ``H Y H``, unless ``Z`` is given: a
         minimiser of ``-<Y, Z>`` over M2, i.e. ``Y`` in the normal cone of M2 at ``Z``, as for
         ``Z = P_M2(V)`` and ``Y = c (V - Z)`` with ``c > 0`` (the Z-steps of the solvers).  Then
-        ``g_2 = -<Y, Z>`` needs no eigenvalues.
+        ``g_2 = -<Y, Z>`` needs no eigenvalues.  The bound is valid only for such a ``Z``; the
+        caller vouches for it.
+
+        Raises
+        ------
+        ValueError
+            Naming ``Y``, ``M_hat`` or ``Z`` if not finite t x t matrices, ``M_hat`` if its rows
+            are not in the simplex (to 1e-10) or ``M_hat X`` leaves the domain.
         """
         Y, M_hat = self._check_M(Y, "Y"), self._check_M(M_hat, "M_hat")
         Z = None if Z is None else self._check_M(Z, "Z")
+        if M_hat.min() < -1e-10 or np.abs(M_hat.sum(axis=1) - 1.0).max() > 1e-10:
+            raise ValueError("M_hat must have its rows in the simplex (nonnegative, summing to 1)")
+        try:
+            self.divergence.check_domain(M_hat @ self.X, "M_hat X")
+        except ValueError as error:
+            raise ValueError(f"M_hat must map the data into the domain of the divergence: {error}") from None
         return self.best_dual_value(M_hat, [(Y, Z)])
 
     def best_dual_value(self, M_hat: np.ndarray, multipliers) -> float:

@@ -77,7 +77,7 @@ is :math:`\min_V L(V) + \frac{\gamma}{2}\Omega^2(V)`: the shape the conditional-
 
 so the optimal :math:`\tau` makes P doubly stochastic: :math:`P = D_1 e^{A} D_2` is the Sinkhorn
 scaling of the positive matrix :math:`e^{A}`, which exists and is unique (Sinkhorn 1964; :math:`\tau`
-is unique up to a constant, to which :math:`\ell` is invariant). We compute it by log-domain
+is unique up to a constant, to which :math:`\ell` is invariant). It is computed by log-domain
 Sinkhorn steps :math:`\tau \leftarrow \tau - \log(P^\top\mathbf{1})` followed by Newton steps (damped while the error exceeds 1e-6) on
 :math:`\tau \mapsto \sum_i g(A_{i:} + \tau^\top) - \mathbf{1}^\top\tau` (Hessian
 :math:`\mathrm{Diag}(P^\top\mathbf{1}) - P^\top P`, singular only along :math:`\mathbf{1}`), warm

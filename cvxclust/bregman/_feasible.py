@@ -179,7 +179,7 @@ class M1Solver(IterativeSolver):
         relax, feasible = self.relaxation, state.feasible
         if final:
             Y, Z = self.last_multiplier(state)
-            fresh = relax.dual_value(Y, state.M, Z=Z)
+            fresh = relax.best_dual_value(state.M, [(Y, Z)])
             feasible.restore(state.Z)
             return Certificate(feasible.X, fresh, feasible.f)
         fresh = relax.best_dual_value(state.M, state.multipliers)

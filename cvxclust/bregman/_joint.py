@@ -62,7 +62,7 @@ The primary variable is the unscaled stacked matrix :math:`[\mathbf{u}, T]` (t x
 is u, the others T. M is recovered as ``omega_optimal_M(W*)`` (footnote 2). The paper gives no
 recipe for the prior w from a relaxed solution; its relaxed prior term
 :math:`g(\mathbf{u}/t)` is the log-partition of a distribution over the examples,
-:math:`\mathrm{softmax}(\mathbf{u}/t)`, so given a partition (after rounding) we report the mass it
+:math:`\mathrm{softmax}(\mathbf{u}/t)`, so given a partition (after rounding) the relaxation reports the mass it
 puts on each cluster, :math:`q_j = \sum_{i \in C_j}\mathrm{softmax}(\mathbf{u}/t)_i`
 (:meth:`Joint.cluster_prior`). This reading is not the paper's; for an exact M and
 :math:`\mathbf{u} = Y\mathbf{w}` it is :math:`q_j \propto n_j e^{w_j/t}`.

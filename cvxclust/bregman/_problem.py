@@ -117,7 +117,8 @@ def cvxpy_conjugate(divergence: Divergence, T: cp.Expression) -> cp.Expression:
     """
     if isinstance(divergence, Mahalanobis):
         # y' W^{-1} y = ||L^{-1} y||^2 for each row y, i.e. ||T L^{-T}||_F^2 over the rows
-        L_inv_T = sla.solve_triangular(divergence._L, np.eye(divergence.n_features), lower=True).T
+        L = np.linalg.cholesky(divergence.W)
+        L_inv_T = sla.solve_triangular(L, np.eye(divergence.n_features), lower=True).T
         return 0.5 * cp.sum_squares(T @ L_inv_T)
     if isinstance(divergence, SquaredEuclidean):
         return 0.5 * cp.sum_squares(T)

@@ -429,3 +429,103 @@ def test_mahalanobis_instance_matches_reference(reference):
         assert res.status == "optimal" and res.max_residual <= 1e-10
         assert abs(res.objective - ref.objective) / abs(ref.objective) <= 1e-4
         assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
+
+
+def test_kl_with_duplicated_points_stays_finite():
+    """Regression: two distinct points, ten copies each, KL.  The optimum is 0 (the partition of
+    the copies), every row of the linearised M-step is then fitted to the rounding level, and a
+    descent test with a slack relative to the row's value alone doubled its weight without end
+    (inf, then NaN: "Y contains NaN or infinite entries")."""
+    X = np.repeat(np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]]), 10, axis=0)
+    relax = ConditionalJC(X, "kl", 2)
+    with pytest.warns(ConvergenceWarning):  # a zero optimum has no finite relative gap
+        res = relax.solve("admm", max_iter=1000)
+    assert res.status in ("optimal", "max_iter")
+    assert np.isfinite(res.objective) and abs(res.objective) <= 1e-10
+    assert res.dual_bound <= res.objective + 1e-12 and res.dual_bound >= -1e-8
+    assert res.max_residual <= 1e-10
+
+
+def test_linearized_m_step_weights_stay_finite_on_exactly_fitted_rows():
+    """Rows whose objective is at the rounding level (a point fitted exactly): many steps from
+    there never grow the proximal weights without bound, and the step stays in S."""
+    from cvxclust.bregman._m_steps import linearized_m_step
+
+    X = np.repeat(np.array([[1.0, 1.0], [2.0, 3.0]]), 5, axis=0)
+    t = X.shape[0]
+    relax = ConditionalJC(X, "kl", 2)
+    M = equivalence_matrix(np.arange(t) // 5, 2)  # M X = X: every row fitted
+    scale = relax.row_objectives(np.full((t, t), 1.0 / t) @ X).mean()
+    ell = np.full(t, 50.0)
+    MX, thresholds = M @ X, None
+    for _ in range(200):
+        M, MX, thresholds, _ = linearized_m_step(relax, M, MX, M, 10.0, ell, thresholds, scale)
+    assert np.all(np.isfinite(ell)) and ell.max() <= 1e6
+    assert np.all(np.isfinite(M)) and M.min() >= 0.0
+    np.testing.assert_allclose(M.sum(axis=1), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["admm", "davis-yin"])
+def test_solver_options_are_checked_at_the_door(method):
+    from cvxclust.parameters import InvalidParameterError
+
+    relax = ConditionalJC(np.random.default_rng(0).uniform(0.1, 0.9, (6, 2)), "euclidean", 2)
+    for options, name in [({"max_iter": True}, "max_iter"), ({"max_iter": 0}, "max_iter"),
+                          ({"tol": "1e-3"}, "tol"), ({"residual_tol": np.nan}, "residual_tol"),
+                          ({"time_limit": -1.0}, "time_limit"), ({"verbose": "yes"}, "verbose"),
+                          ({"approximate_projections": 1}, "approximate_projections"),
+                          ({"partial_eig": None}, "partial_eig")]:
+        with pytest.raises(InvalidParameterError, match=name):
+            relax.solve(method, **options)
+    with pytest.raises(TypeError, match="gap_tol"):
+        relax.solve(method, gap_tol=1e-3)
+    if method == "admm":
+        for options, name in [({"rho": 0.0}, "rho"), ({"mu": -1.0}, "mu"), ({"adapt_every": 0}, "adapt_every"),
+                              ({"inner_factor": 0.0}, "inner_factor"), ({"inner_max_iter": 2.0}, "inner_max_iter")]:
+            with pytest.raises(ValueError, match=name):
+                relax.solve(method, **options)
+    else:
+        with pytest.raises(TypeError, match="step"):
+            relax.solve(method, step=0.4)  # the option is step_size
+
+
+def test_solvers_need_a_conditional_jc():
+    from cvxclust.bregman import Conditional
+    from cvxclust.bregman._davis_yin import DavisYin, gradient_lipschitz
+    from cvxclust.bregman._jc_admm import ADMM
+
+    other = Conditional(np.random.default_rng(0).uniform(0.1, 0.9, (6, 2)), "euclidean", 2)
+    for solver in (ADMM, DavisYin):
+        with pytest.raises(ValueError, match="ConditionalJC"):
+            solver(other)
+    with pytest.raises(ValueError, match="ConditionalJC"):
+        gradient_lipschitz(other)
+
+
+def test_methods_check_their_matrices_and_leave_them_unchanged():
+    rng = np.random.default_rng(1)
+    X, _ = clustered_data("kl", 8, 2, 2, 3)
+    X_copy = X.copy()
+    relax = ConditionalJC(X, "kl", 2)
+    X[0, 0] = 99.0  # the relaxation holds its own copy
+    assert relax.X[0, 0] == X_copy[0, 0]
+    good = project_simplex_rows(rng.uniform(size=(8, 8)))
+    bad_nan = good.copy()
+    bad_nan[1, 2] = np.nan
+    for call, name in [(lambda M: relax.objective(M), "M"), (lambda M: relax.residuals(M), "M"),
+                       (lambda M: relax.gradient(M), "M"), (lambda Z: relax.restore(Z), "Z"),
+                       (lambda Y: relax.dual_value(Y, good), "Y"), (lambda M: relax.dual_value(good, M), "M_hat"),
+                       (lambda Z: relax.dual_value(good, good, Z=Z), "Z")]:
+        for bad in (bad_nan, np.ones((3, 3)), "M"):
+            with pytest.raises(ValueError, match=name):
+                call(bad)
+    with pytest.raises(ValueError, match="M_hat must have its rows in the simplex"):
+        relax.dual_value(good, 2.0 * good)
+    with pytest.raises(ValueError, match="M must map the data into the domain"):
+        relax.gradient(good - 0.5)
+    Y, Z = rng.standard_normal((8, 8)), rng.standard_normal((8, 8))
+    before = [A.copy() for A in (Y, good, Z)]
+    relax.dual_value(Y, good)
+    relax.restore(Z)
+    for A, B in zip((Y, good, Z), before):
+        np.testing.assert_array_equal(A, B)

@@ -134,3 +134,49 @@ def test_bad_input():
         relax.loss(np.full(X.shape, np.inf))
     with pytest.raises(ValueError, match="tol"):
         relax.solve(tol=-1.0)
+
+
+def test_saturated_scores_do_not_break_the_offsets():
+    """Regression: scores so large that the softmax rows saturate make the Newton Hessian of the
+    offsets singular in floating point (LinAlgError: Singular matrix); Newton then takes the
+    least-squares step and the solve ends with finite offsets and the achieved error."""
+    for seed in range(3):
+        A = 1e3 * np.random.default_rng(seed).standard_normal((10, 10))
+        tau, P, error = optimal_offsets(A)
+        assert np.all(np.isfinite(tau)) and np.all(np.isfinite(P)) and np.isfinite(error)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+    for seed in (2, 3):
+        rng = np.random.default_rng(seed)
+        X, V = 1e2 * rng.standard_normal((10, 2)), 1e2 * rng.standard_normal((10, 2))
+        relax = Discriminative(X, 2, alpha=1e-2)
+        assert np.all(np.isfinite(relax.loss_hvp(V, rng.standard_normal(X.shape))))
+        assert np.isfinite(relax.loss(V))
+
+
+def test_blobs_scaled_by_a_thousand_solve():
+    """Regression: two blobs scaled by 1e3 (the estimator's discriminative model) raised
+    LinAlgError from the offsets of the local search's trial points."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(20, centers=[[0.0, 0.0], [5.0, 5.0]], cluster_std=0.3, random_state=2)
+    res = Discriminative(1e3 * X, 2, alpha=1e-2).solve(tol=1e-4, random_state=0)
+    assert res.status == "optimal" and res.relative_gap <= 1e-4
+    assert res.max_residual <= 1e-6
+    assert res.dual_bound <= res.objective
+
+
+def test_optimal_offsets_checks_and_keeps_its_inputs():
+    rng = np.random.default_rng(0)
+    A, tau0 = rng.standard_normal((5, 5)), rng.standard_normal(5)
+    A_copy, tau0_copy = A.copy(), tau0.copy()
+    optimal_offsets(A, tau0)
+    np.testing.assert_array_equal(A, A_copy)
+    np.testing.assert_array_equal(tau0, tau0_copy)
+    for args, name in [((np.ones((3, 4)),), "A"), ((np.full((3, 3), np.nan),), "A"),
+                       ((A, np.ones(4)), "tau0"), ((A, np.full(5, np.inf)), "tau0")]:
+        with pytest.raises(ValueError, match=name):
+            optimal_offsets(*args)
+    with pytest.raises(ValueError, match="tol"):
+        optimal_offsets(A, tol=0.0)
+    with pytest.raises(ValueError, match="max_iter"):
+        optimal_offsets(A, max_iter=0)

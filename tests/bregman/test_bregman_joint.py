@@ -152,3 +152,14 @@ def test_bad_input():
         relax.objective(np.zeros((10, 2)))
     with pytest.raises(ValueError, match="local_search"):
         relax.solve(local_search="yes")
+
+
+def test_warm_start_maps_through_the_scaling():
+    """The solver works in W = [sqrt(beta) u, sqrt(alpha) T]; a warm start is given in [u, T]."""
+    X = make_data(12, 2, 2, seed=6)
+    relax = Joint(X, "kl", 2, alpha=0.3, beta=0.2, domain="M3")
+    first = relax.solve(tol=1e-8)
+    again = relax.solve(tol=1e-8, warm_start=first)
+    assert again.iterations <= 2
+    assert again.objective == pytest.approx(first.objective, rel=1e-8)
+    assert set(again.extras) == {"norm_bound", "u", "T", "M", "example_prior"}
