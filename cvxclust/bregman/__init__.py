@@ -1,8 +1,8 @@
 """Convex relaxations of Bregman-divergence clustering.
 
-Source: ``../shared/papers/bregman_convex_relaxations.txt`` ("Convex relaxations of Bregman
-divergence clustering"); equation numbers in the docstrings are that paper's (its appendices A-C
-are not in our copy: what they held is derived in the docstrings).
+Source: H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence
+Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013; equation numbers
+in the docstrings are that paper's, and what its appendices hold is derived in the docstrings.
 
 * :mod:`~cvxclust.bregman.divergences`: the divergences (F, transfer, conjugate, domain, joint
   convexity, cvxpy forms);
@@ -10,7 +10,7 @@ are not in our copy: what they held is derived in the docstrings).
   M3, with closed-form M2/M3 projections (Lemma 1, (13));
 * :func:`omega`, :func:`omega_dual`: the norm of Theorem 3 (Algorithm 2) and its dual;
 * the relaxations, each a :class:`~cvxclust.Relaxation` with a cvxpy statement and a scalable
-  solver: :class:`ConditionalJC` (10) (ADMM), :class:`Conditional` (15)-(17),
+  solver: :class:`ConditionalJC` (10) (ADMM, Davis-Yin splitting), :class:`Conditional` (15)-(17),
   :class:`Discriminative` (28)-(29) and :class:`Joint` (32)-(33) (generalized conditional
   gradient, Algorithm 1);
 * rounding and local re-optimisation (Section 6): :func:`round_equivalence`,
@@ -22,7 +22,7 @@ are not in our copy: what they held is derived in the docstrings).
 from . import divergences, sets
 from ._conditional import Conditional
 from ._conditional_jc import ConditionalJC
-from . import _davis_yin  # noqa: F401  (registers ConditionalJC's "davis-yin" solver)
+from . import _davis_yin, _jc_admm  # noqa: F401  (register ConditionalJC's "davis-yin" and "admm")
 from ._discriminative import Discriminative
 from ._estimator import BregmanClustering
 from ._joint import Joint

@@ -27,12 +27,17 @@ Primary variable
 **T** (t x n), for every method: (17) is a problem in T alone, its objective is computable
 exactly from T (:math:`\Omega` by one thin SVD, Algorithm 2), and M is a function of the optimal
 T (footnote 2: M is *minimised* jointly, so :math:`M^\star =` ``omega_optimal_M(T*)`` is optimal
-for (16)). :meth:`Conditional.solve` attaches that M to every result as ``result.M``, recovered
-the same way for the reference and the scalable solver (the reference's own M variable may be a
-different optimal M when the optimum is not unique).
+for (16)). :meth:`Conditional.solve` puts that M in every result as ``result.extras["M"]``,
+recovered the same way for the reference and the scalable solver (the reference's own M variable
+may be a different optimal M when the optimum is not unique).
+
+Reference: H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence
+Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import cvxpy as cp
 import numpy as np
@@ -40,9 +45,9 @@ from scipy import special
 
 from .._checks import check_choice, check_data_matrix, check_n_clusters, check_positive
 from .._relaxation import Relaxation, Result
-from ._conditional_gradient import conditional_gradient
-from ._problem import conditional_problem, cvxpy_conjugate
+from ._conditional_gradient import ConditionalGradient, OmegaRegularized
 from ._omega import omega, omega_dual, omega_optimal_M
+from ._problem import conditional_problem, cvxpy_conjugate
 from .divergences import (
     Divergence,
     GeneralizedKL,
@@ -54,14 +59,15 @@ from .divergences import (
 )
 from .sets import residuals_M2, residuals_M3
 
-__all__ = ["Conditional", "conditional_problem", "cvxpy_conjugate", "conditional_gradient_solver"]
+__all__ = ["Conditional", "check_point", "conditional_problem", "conjugate_hessian_vector", "cvxpy_conjugate",
+           "set_data"]
 
 _DOMAINS = ("M2", "M3")
 
 
-def _hessian_vector(divergence: Divergence, Z: np.ndarray, V: np.ndarray) -> np.ndarray | None:
+def conjugate_hessian_vector(divergence: Divergence, Z: np.ndarray, V: np.ndarray) -> np.ndarray | None:
     r"""``Hess L(Z)[V] = Hess F*(Z)[V]``, the derivative of :math:`f^{-1}` along V, in closed form
-    for the built-in divergences (None for others: the engine then differences the gradient)."""
+    for the built-in divergences (None for others: the callers then difference the gradient)."""
     if isinstance(divergence, (SquaredEuclidean, Mahalanobis)):
         return divergence.inverse_transfer(V)  # f^{-1} is linear
     if isinstance(divergence, GeneralizedKL):
@@ -74,17 +80,30 @@ def _hessian_vector(divergence: Divergence, Z: np.ndarray, V: np.ndarray) -> np.
     return None
 
 
-def _set_data(relaxation, X, divergence, n_clusters, alpha, domain, W) -> None:
+def set_data(relaxation, X, divergence, n_clusters, alpha, domain, W) -> None:
     """Check and set what the conditional and joint relaxations share: ``divergence``, the data
-    ``X`` in its domain (``t``, ``n``), ``n_clusters``, ``alpha`` and ``domain``."""
+    ``X`` in its domain (a copy; ``t``, ``n``), ``n_clusters``, ``alpha`` and ``domain``."""
     relaxation.divergence = get_divergence(divergence, W=W)
-    relaxation.X = relaxation.divergence.check_domain(check_data_matrix(X, "X"), "X")
+    relaxation.X = relaxation.divergence.check_domain(check_data_matrix(X, "X").copy(), "X")
     relaxation.t, relaxation.n = relaxation.X.shape
     relaxation.n_clusters = check_n_clusters(n_clusters, relaxation.t)
     check_positive(alpha, "alpha")
     relaxation.alpha = float(alpha)
     check_choice(domain, "domain", _DOMAINS)
     relaxation.domain = domain
+
+
+def check_point(A, shape: tuple[int, int], name: str) -> np.ndarray:
+    """``A`` as a finite float array of ``shape``, or a ValueError naming ``name``."""
+    try:
+        A = np.asarray(A, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric array") from None
+    if A.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {A.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    return A
 
 
 class Conditional(Relaxation):
@@ -96,15 +115,16 @@ class Conditional(Relaxation):
         \;=\; \min_{M \in \mathcal{M}_2,\ T} L(T) + \frac{\alpha}{2}\mathrm{tr}(T^\top M^\dagger T)
 
     Methods: ``"reference"`` (cvxpy, :func:`conditional_problem`), ``"conditional-gradient"``
-    (default; Algorithm 1 with local search, :mod:`cvxclust.bregman._conditional_gradient`).
-    Every result holds T in ``result.X`` and the recovered M in ``result.M``; every method reports
-    the certified lower bound :meth:`lower_bound` of its T.
+    (default; Algorithm 1 with local search,
+    :class:`~cvxclust.bregman._conditional_gradient.ConditionalGradient`).  Every result holds T
+    in ``result.X`` and the recovered M in ``result.extras["M"]``; every method reports the
+    certified lower bound :meth:`lower_bound` of its T.
 
     Parameters
     ----------
     X : array_like of shape (t, n)
         Data, in the domain of F (nonnegative for ``"kl"``, in (0, 1) for ``"logistic"``,
-        positive for ``"itakura-saito"``).
+        positive for ``"itakura-saito"``).  Copied.
     divergence : str or Divergence
         Any divergence of :func:`~cvxclust.bregman.divergences.get_divergence` (Itakura-Saito
         included: joint convexity is not needed here).
@@ -126,47 +146,60 @@ class Conditional(Relaxation):
 
     def __init__(self, X, divergence, n_clusters: int, *, alpha: float = 1e-2,
                  domain: str = "M2", W=None):
-        _set_data(self, X, divergence, n_clusters, alpha, domain, W)
+        set_data(self, X, divergence, n_clusters, alpha, domain, W)
 
     # -- the statement ----------------------------------------------------------------------
     def problem(self) -> cp.Problem:
         return conditional_problem(self.X, self.divergence, self.n_clusters, self.alpha, domain=self.domain)
 
     # -- the loss and its derivatives ----------------------------------------------------------
-    def _check_T(self, T) -> np.ndarray:
-        T = np.asarray(T, dtype=float)
-        if T.shape != (self.t, self.n):
-            raise ValueError(f"T must have shape {(self.t, self.n)}, got {T.shape}")
-        return T
+    def _check_T(self, T, name: str = "T") -> np.ndarray:
+        return check_point(T, (self.t, self.n), name)
 
     def loss(self, T) -> float:
         r"""L(T) = D_{F*}(T, f(X)); ``inf`` where T leaves the domain of F* (or F* overflows)."""
-        T = self._check_T(T)
-        if not np.all(self.divergence._in_dual_domain(T)) or not np.all(np.isfinite(T)):
+        return self._loss(self._check_T(T))
+
+    def loss_grad(self, T) -> np.ndarray:
+        r""":math:`\nabla L(T) = f^{-1}(T) - X`, for T in the domain of F*."""
+        return self._loss_grad(self.divergence.check_dual_domain(self._check_T(T), "T"))
+
+    def loss_hvp(self, T, V) -> np.ndarray:
+        r""":math:`\nabla^2 L(T)[V]` (closed form for the built-in divergences, else a difference),
+        for T in the domain of F*."""
+        T = self.divergence.check_dual_domain(self._check_T(T), "T")
+        return self._loss_hvp(T, self._check_T(V, "V"))
+
+    # unchecked, for the solver's inner loops (which may probe points outside dom L)
+    def _loss(self, T: np.ndarray) -> float:
+        if not np.all(np.isfinite(T)) or not np.all(self.divergence._in_dual_domain(T)):
             return np.inf
         with np.errstate(over="ignore"):
             value = self.divergence.dual_divergence(T, self.X)
         return value if np.isfinite(value) else np.inf
 
-    def loss_grad(self, T) -> np.ndarray:
-        r""":math:`\nabla L(T) = f^{-1}(T) - X`."""
-        return self.divergence.dual_divergence_grad(self._check_T(T), self.X)
+    def _loss_grad(self, T: np.ndarray) -> np.ndarray:
+        return self.divergence.dual_divergence_grad(T, self.X)
 
-    def loss_hvp(self, T, V) -> np.ndarray:
-        r""":math:`\nabla^2 L(T)[V]` (closed form for the built-in divergences, else a difference)."""
-        T, V = self._check_T(T), self._check_T(V)
-        out = _hessian_vector(self.divergence, T, V)
+    def _loss_hvp(self, T: np.ndarray, V: np.ndarray) -> np.ndarray:
+        out = conjugate_hessian_vector(self.divergence, T, V)
         if out is None:
             h = 1e-7 * max(1.0, np.abs(T).max()) / max(np.abs(V).max(), 1e-300)
-            out = (self.loss_grad(T + h * V) - self.loss_grad(T)) / h
+            out = (self._loss_grad(T + h * V) - self._loss_grad(T)) / h
         return out
+
+    def omega_problem(self) -> OmegaRegularized:
+        r"""(17) as the problem of the conditional-gradient solver: :math:`L(T) +
+        \tfrac{\alpha}{2}\Omega^2(T)` from :meth:`initial_point`."""
+        return OmegaRegularized(self._loss, self._loss_grad, (self.t, self.n), self.n_clusters, self.alpha,
+                                domain=self.domain, loss_hvp=self._loss_hvp, start=self.initial_point())
 
     # -- the contract --------------------------------------------------------------------------
     def objective(self, X) -> float:
         r""":math:`L(T) + \tfrac{\alpha}{2}\Omega^2(T)` of (17) for the candidate ``T`` (= ``X``),
         ``inf`` outside dom L; the optimal value of :func:`conditional_problem` at the same T."""
-        T = self._check_T(X)
-        return float(self.loss(T) + 0.5 * self.alpha * omega(T, self.n_clusters, domain=self.domain) ** 2)
+        T = self._check_T(X, "X")
+        return float(self._loss(T) + 0.5 * self.alpha * omega(T, self.n_clusters, domain=self.domain) ** 2)
 
     def recover_M(self, T) -> np.ndarray:
         r"""The M of (16) for T: ``omega_optimal_M(T)``, attaining :math:`\Omega^2(T)` in the domain."""
@@ -180,7 +213,7 @@ class Conditional(Relaxation):
         :func:`~cvxclust.bregman.sets.residuals_M2` (or ``residuals_M3``) for M; and ``range``:
         :math:`\|T - MM^\dagger T\|_F / \|T\|_F`, the violation of Im(T) in Im(M) of (16).
         """
-        T = self._check_T(X)
+        T = self._check_T(X, "X")
         M = self.recover_M(T)
         res = (residuals_M2 if self.domain == "M2" else residuals_M3)(M, self.n_clusters)
         res["domain"] = float(np.mean(~np.broadcast_to(self.divergence._in_dual_domain(T), T.shape)))
@@ -198,10 +231,10 @@ class Conditional(Relaxation):
         :mod:`cvxclust.bregman._conditional_gradient`). ``-inf`` outside dom L.
         """
         T = self._check_T(T)
-        value = self.loss(T)
+        value = self._loss(T)
         if not np.isfinite(value):
             return -np.inf
-        G = self.loss_grad(T)
+        G = self._loss_grad(T)
         dual = omega_dual(G, self.n_clusters, domain=self.domain)
         return float(value - np.vdot(G, T) - dual**2 / (2 * self.alpha))
 
@@ -213,52 +246,17 @@ class Conditional(Relaxation):
         r"""Start of Algorithm 1: ``None`` (T_0 = 0) when L(0) is finite; otherwise (0 outside the
         domain of F*, as for Itakura-Saito) the one-cluster point :math:`\mathbf{1} f(\bar x)^\top`,
         :math:`\bar x` the mean data row (in dom F, so its transfer is in dom F*)."""
-        if np.isfinite(self.loss(np.zeros((self.t, self.n)))):
+        if np.isfinite(self._loss(np.zeros((self.t, self.n)))):
             return None
         centre = self.divergence.transfer(self.X.mean(axis=0, keepdims=True))
         return np.repeat(centre, self.t, axis=0)
 
     def solve(self, method: str = "auto", **options) -> Result:
-        """Solve (see :class:`Conditional`); the result also carries ``M``, recovered from T."""
+        """Solve (see :class:`Conditional`); ``extras["M"]`` of the result is the M recovered from
+        T (:meth:`recover_M`)."""
         result = super().solve(method, **options)
-        result.M = self.recover_M(result.X)
-        return result
+        return dataclasses.replace(result, extras={**result.extras, "M": self.recover_M(result.X)})
 
 
-@Conditional.register_solver("conditional-gradient")
-def conditional_gradient_solver(relaxation: Conditional, *, tol: float = 1e-6, max_iter: int = 1000,
-                                time_limit: float = np.inf, local_search: bool = True,
-                                local_search_iter: int = 30, svd_solver: str = "auto", random_state=None,
-                                verbose: bool = False) -> Result:
-    r"""Solve (17) by Algorithm 1 with local search; see
-    :func:`~cvxclust.bregman._conditional_gradient.conditional_gradient`.
+Conditional.register_solver("conditional-gradient", ConditionalGradient)
 
-    Parameters
-    ----------
-    tol : float, default=1e-6
-        Certified relative gap at which to stop.
-    max_iter, time_limit : int, float
-        Limits (status ``"max_iter"`` / ``"time_limit"`` with a ConvergenceWarning).
-    local_search : bool, default=True
-        The factored local search after each step.
-    local_search_iter : int, default=30
-        L-BFGS iterations per local search.
-    svd_solver, random_state
-        For the linear oracle (top ``d - 1`` singular triplets of the gradient).
-    verbose : bool
-        Progress bar.
-
-    Returns
-    -------
-    Result
-        ``X`` = T, ``dual_bound`` = the certified lower bound, ``history`` per iteration.
-    """
-    r = relaxation
-    out = conditional_gradient(
-        r.loss, r.loss_grad, (r.t, r.n), r.n_clusters, r.alpha, domain=r.domain, loss_hvp=r.loss_hvp,
-        T0=r.initial_point(), local_search=local_search, local_search_iter=local_search_iter, tol=tol,
-        max_iter=max_iter, time_limit=time_limit, svd_solver=svd_solver, random_state=random_state,
-        verbose=verbose,
-    )
-    return r.make_result(out.T, status=out.status, method="conditional-gradient", iterations=out.iterations,
-                         time=out.time, dual_bound=out.lower_bound, history=out.history)

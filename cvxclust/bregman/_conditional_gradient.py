@@ -22,45 +22,12 @@ problem :math:`\min\{L(T) + \tfrac{\alpha}{2}s^2 : \Omega(T) \le s\}`, which has
 of (17); the surrogate :math:`L(T_k) + \tfrac{\alpha}{2}s_k^2` is nonincreasing (``(a, b) = (1, 0)``
 is a candidate) and converges at the rate O(1/k) (Zhang, Yu & Schuurmans 2012).
 
-The line search (step 2) is a smooth convex problem in two bounded variables, solved by a
-projected Newton method: the quadratic model of :math:`\varphi` is minimised exactly over the
-orthant (enumerating its four faces), then an Armijo backtracking along the segment towards that
-point, which also keeps the iterate inside dom L (where L is ``inf``). Its gradient and Hessian
-need only :math:`\nabla L` and two Hessian-vector products at :math:`aT_k + bS_k`:
-
-.. math::
-
-    \nabla\varphi = \begin{pmatrix} \langle \nabla L, T_k\rangle + \alpha s_k (a s_k + b) \\
-                                    \langle \nabla L, S_k\rangle + \alpha (a s_k + b) \end{pmatrix},\quad
-    \nabla^2\varphi = \begin{pmatrix} \langle T_k, \nabla^2 L\, T_k\rangle + \alpha s_k^2 &
-                                      \langle T_k, \nabla^2 L\, S_k\rangle + \alpha s_k \\
-                                      \cdot & \langle S_k, \nabla^2 L\, S_k\rangle + \alpha \end{pmatrix}.
-
-Local search (the acceleration of Laue 2012 / Zhang et al. 2012)
------------------------------------------------------------------
-The paper's Appendix C is not in our copy; we use the variational form of Omega. For any M in
-the domain (M3, or M2) with :math:`\mathrm{Im}(T) \subseteq \mathrm{Im}(M)`,
-:math:`\Omega^2(T) \le \mathrm{tr}(T^\top M^\dagger T)`, with equality at
-:math:`M^\star = U\,\mathrm{diag}(\sigma)\,U^\top` =
-:func:`~cvxclust.bregman._omega.omega_optimal_M` (U: the r eigenvectors with
-:math:`\sigma_i > 0`). Fixing :math:`M^\star` and writing :math:`T = U\,\mathrm{diag}(\sqrt\sigma)\,D`
-(D of size r x n) gives the smooth, unconstrained, strongly convex problem
-
-.. math::
-
-    \min_D\ \psi(D) = L\big(U\,\mathrm{diag}(\sqrt\sigma)\,D\big) + \tfrac{\alpha}{2}\|D\|_F^2,
-    \qquad \psi(D_0) = L(T_k) + \tfrac{\alpha}{2}\Omega^2(T_k)\ \text{ at }\ D_0 = \mathrm{diag}(\sqrt\sigma)^{-1}U^\top T_k,
-
-a descent in the factored form :math:`T = (U\sqrt\sigma) D` within the current subspace (the
-scaling by :math:`\sqrt\sigma` makes the regulariser isotropic). A few L-BFGS iterations
-(:func:`scipy.optimize.minimize`) give D with :math:`\psi(D) < \psi(D_0)`, hence
-:math:`L(T') + \tfrac{\alpha}{2}\Omega^2(T') \le \psi(D) <` the objective at T_k; the step is
-kept only if it decreases the objective. Then :math:`s_k` is reset to the exact
-:math:`\Omega(T_k)` (T_k divided by its norm is itself a unit atom), so with ``local_search``
-the surrogate equals the objective, every iteration is at least as good as Algorithm 1's step
-from the same point, and the O(1/k) guarantee is kept. This is block-coordinate descent on the
-jointly convex (16) (M fixed, then M re-optimised in closed form), alternated with the
-conditional-gradient step that adds new directions.
+The line search (step 2) and the local search that accelerates the method are in
+:mod:`cvxclust.bregman._cg_steps`.  With ``local_search`` every iteration ends with a descent
+in the factored form of T within its current subspace, and :math:`s_k` is reset to the exact
+:math:`\Omega(T_k)` (T_k divided by its norm is itself a unit atom), so the surrogate equals the
+objective, every iteration is at least as good as Algorithm 1's step from the same point, and
+the O(1/k) guarantee is kept.
 
 Certified bound
 ---------------
@@ -77,310 +44,42 @@ makes this computable from quantities the iteration already has:
 
 and the gap :math:`P(T_k) - \mathrm{LB}_k = h(T_k) + h^*(-\nabla L(T_k)) + \langle\nabla L(T_k), T_k\rangle \ge 0`
 vanishes exactly at the optimum (where :math:`-\nabla L(T^\star) \in \partial h(T^\star)`).
-The engine keeps the best bound so far and stops when
-:math:`(P(T_k) - \max_{j \le k}\mathrm{LB}_j) / |P(T_k)| \le` ``tol``, with
-:math:`P(T) = L(T) + \tfrac{\alpha}{2}\Omega^2(T)` evaluated exactly (one thin SVD of the
-t x n matrix T).
-"""
+The loop of :class:`cvxclust.solvers.IterativeSolver` keeps the best bound so far and stops when
+the relative gap (:func:`cvxclust.result.relative_gap`) of
+:math:`P(T_k) = L(T_k) + \tfrac{\alpha}{2}\Omega^2(T_k)`, evaluated exactly (one thin SVD of
+the t x n matrix T), to that bound is below ``tol``.  The problem has no constraints besides
+dom L, which every iterate is in; a solver registered on a relaxation whose variable is T (up
+to a scaling of its columns) also stops only where the relaxation's own residuals are below
+``residual_tol``.
 
+Reference: H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence
+Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013; X. Zhang,
+Y. Yu, D. Schuurmans, "Accelerated Training for Matrix-norm Regularization: A Boosting
+Approach", NIPS 2012.
+"""
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
+from numbers import Integral
+from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
-from scipy import optimize
 
-from .._checks import check_bool, check_choice, check_int_range, check_n_clusters, check_positive
-from .._stopping import IterationMonitor
-from ._omega import omega, omega_dual_subgradient, omega_eigenvalues
+from .._checks import check_choice, check_int_range, check_n_clusters, check_positive
+from ..parameters import Interval, Options
+from ..result import Result
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ._cg_steps import line_search, local_search_step
+from ._omega import omega, omega_dual_subgradient
 
-__all__ = ["ConditionalGradientResult", "conditional_gradient", "line_search", "local_search_step",
-           "omega_squared_gradient", "variational_basis"]
-
-_DOMAINS = ("M3", "M2")
-
-
-@dataclass
-class ConditionalGradientResult:
-    """Outcome of :func:`conditional_gradient`.
-
-    Attributes
-    ----------
-    T : ndarray of shape (t, n)
-        The last iterate.
-    norm_bound : float
-        :math:`s_k \\ge \\Omega(T)` (equal to it with ``local_search``).
-    objective : float
-        :math:`L(T) + \\tfrac{\\alpha}{2}\\Omega^2(T)`, exact.
-    lower_bound : float
-        The best certified lower bound on the optimal value.
-    status : str
-        ``"optimal"`` (relative gap <= tol), ``"max_iter"``, ``"time_limit"`` or ``"stalled"``.
-    iterations : int
-    time : float
-        Wall seconds.
-    history : list of dict
-        Per iteration: ``objective``, ``surrogate`` (:math:`L + \\tfrac{\\alpha}{2}s_k^2`),
-        ``lower_bound``, ``relative_gap``, ``a``, ``b``, ``local_search_gain``.
-    """
-
-    T: np.ndarray
-    norm_bound: float
-    objective: float
-    lower_bound: float
-    status: str
-    iterations: int
-    time: float
-    history: list[dict] = field(default_factory=list)
-
-    @property
-    def relative_gap(self) -> float:
-        return (self.objective - self.lower_bound) / max(abs(self.objective), 1e-300)
+__all__ = ["ConditionalGradient", "OmegaRegularized", "conditional_gradient"]
 
 
-# -- the line search (Algorithm 1, step 4) -----------------------------------------------------
-
-
-def _fd_hvp(loss_grad: Callable, Z: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """Forward difference of the gradient along V (used when no Hessian-vector product is given)."""
-    scale = max(np.abs(V).max(), 1e-300)
-    h = 1e-7 * max(1.0, np.abs(Z).max()) / scale
-    return (loss_grad(Z + h * V) - loss_grad(Z)) / h
-
-
-def _min_quadratic_orthant(g: np.ndarray, H: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The minimiser over ``p >= 0`` of ``g'(p - x) + (p - x)' H (p - x) / 2`` for 2-vectors,
-    H positive definite: the unconstrained minimiser on each face of the orthant, kept if it is
-    feasible, the best of those (the true minimiser lies on one face and is feasible)."""
-    best, best_q = x.copy(), 0.0
-    for free in ([0, 1], [0], [1], []):
-        p = np.zeros(2)
-        if free:
-            fixed = [i for i in (0, 1) if i not in free]
-            # on the face p_fixed = 0: H_ff (p_f - x_f) = -(g_f + H_f,fixed (0 - x_fixed))
-            rhs = -(g[free] - H[np.ix_(free, fixed)] @ x[fixed]) if fixed else -g[free]
-            p[free] = x[free] + np.linalg.solve(H[np.ix_(free, free)], rhs)
-            if np.any(p[free] < 0):
-                continue
-        step = p - x
-        q = float(g @ step + 0.5 * step @ H @ step)
-        if q < best_q:
-            best, best_q = p, q
-    return best
-
-
-def line_search(loss: Callable, loss_grad: Callable, T: np.ndarray, S: np.ndarray, s: float, alpha: float,
-                *, loss_hvp: Callable | None = None, tol: float = 1e-12, max_iter: int = 50):
-    r"""Step 4 of Algorithm 1: :math:`\min_{a, b \ge 0} L(aT + bS) + \tfrac{\alpha}{2}(a s + b)^2`.
-
-    Projected Newton (see the module notes), started at ``(a, b) = (1, 0)``; with ``T = 0``
-    (the first iteration) a is irrelevant and only b is optimised (``a = 0`` is returned).
-
-    Parameters
-    ----------
-    loss, loss_grad : callables
-        ``L(Z) -> float`` (``inf`` outside dom L) and ``grad L(Z) -> ndarray``.
-    T, S : ndarray of shape (t, n)
-        Current iterate (in dom L) and the new atom.
-    s : float
-        The norm bound :math:`s_k` of T.
-    alpha : float
-        Weight of :math:`\tfrac12\Omega^2`.
-    loss_hvp : callable, optional
-        ``(Z, V) -> Hess L(Z)[V]``; forward differences of ``loss_grad`` if None.
-    tol : float
-        Stop when the model decrease is below ``tol * max(1, |phi|)``.
-    max_iter : int
-        Newton iterations.
-
-    Returns
-    -------
-    a, b : float
-    value : float
-        :math:`\varphi(a, b)`.
-    """
-    hvp = loss_hvp if loss_hvp is not None else (lambda Z, V: _fd_hvp(loss_grad, Z, V))
-    zero_T = not np.any(T)
-
-    def phi(x):
-        return loss(x[0] * T + x[1] * S) + 0.5 * alpha * (x[0] * s + x[1]) ** 2
-
-    x = np.array([0.0 if zero_T else 1.0, 0.0])
-    value = phi(x)
-    if not np.isfinite(value):
-        raise ValueError("T must lie in the domain of the loss (L(T) is not finite)")
-    for _ in range(max_iter):
-        Z = x[0] * T + x[1] * S
-        G = loss_grad(Z)
-        w = alpha * (x[0] * s + x[1])
-        HS = hvp(Z, S)
-        if zero_T:
-            g = np.array([0.0, np.vdot(G, S) + w])
-            H = np.diag([1.0, np.vdot(S, HS) + alpha])
-        else:
-            HT = hvp(Z, T)
-            g = np.array([np.vdot(G, T) + w * s, np.vdot(G, S) + w])
-            H = np.array([[np.vdot(T, HT) + alpha * s * s, np.vdot(T, HS) + alpha * s],
-                          [np.vdot(S, HT) + alpha * s, np.vdot(S, HS) + alpha]])
-            H = (H + H.T) / 2
-        # tiny ridge: H is singular only when T and S are parallel and L is flat along them
-        H += 1e-12 * max(np.trace(H), 1e-300) * np.eye(2)
-        p = _min_quadratic_orthant(g, H, x)
-        step = p - x
-        model = float(g @ step + 0.5 * step @ H @ step)
-        if model >= -tol * max(1.0, abs(value)):
-            break
-        slope = float(g @ step)
-        t_step = 1.0
-        for _ in range(60):
-            trial = x + t_step * step
-            trial_value = phi(trial)
-            if np.isfinite(trial_value) and trial_value <= value + 1e-4 * t_step * slope:
-                break
-            t_step *= 0.5
-        else:
-            break  # no decrease representable in floating point: x is optimal to round-off
-        x, value = np.maximum(trial, 0.0), trial_value
-    return float(x[0]), float(x[1]), float(value)
-
-
-# -- the local search --------------------------------------------------------------------------
-
-
-def variational_basis(T: np.ndarray, d: int, domain: str = "M2") -> tuple[np.ndarray, np.ndarray]:
-    r"""``(U, sigma)`` with :math:`M^\star = U\,\mathrm{diag}(\sigma)\,U^\top` the matrix attaining
-    :math:`\Omega^2(T)` (as :func:`~cvxclust.bregman._omega.omega_optimal_M`), restricted to
-    :math:`\sigma > 0`: U has orthonormal columns spanning Im(M*) and
-    :math:`\mathrm{tr}(T^\top M^{\star\dagger} T) = \sum_i \|U_{:i}^\top T\|^2/\sigma_i = \Omega^2(T)`.
-
-    For ``domain="M2"`` the column :math:`\mathbf{1}/\sqrt t` (eigenvalue 1 of :math:`M = P + J`)
-    is appended to the M3 basis of :math:`HT`.
-    """
-    t = T.shape[0]
-    A = T - T.mean(axis=0) if domain == "M2" else T
-    U, sv, _ = np.linalg.svd(A, full_matrices=False)
-    sv = np.where(sv > sv.max(initial=0.0) * max(T.shape) * np.finfo(float).eps, sv, 0.0)
-    if domain == "M2":
-        # HT's singular vectors for nonzero singular values are orthogonal to 1; near-null ones
-        # (singular values of round-off size that passed the threshold) mix with 1, and with a
-        # tiny sigma they blow tr(T' M^+ T) up through the 1'T part (joint model: 1.6e6 for 35)
-        sv = np.where(np.abs(U.sum(axis=0)) <= 1e-8 * np.sqrt(t), sv, 0.0)
-    sigma = omega_eigenvalues(sv, d)
-    keep = sigma > 0
-    U, sigma = U[:, keep], sigma[keep]
-    if domain == "M2":
-        U = np.column_stack([U, np.full(t, 1.0 / np.sqrt(t))])
-        sigma = np.append(sigma, 1.0)
-    return U, sigma
-
-
-def omega_squared_gradient(T: np.ndarray, d: int, domain: str = "M2") -> tuple[float, np.ndarray]:
-    r"""``(Omega^2(T), 2 M^+ T)`` with ``M = U diag(sigma) U^T`` from :func:`variational_basis`.
-
-    :math:`\Omega^2` is the spectral function :math:`f(s(T))` of (18); f is differentiable at every
-    s > 0 with :math:`\partial f/\partial s_i = 2 s_i/\sigma_i` (envelope theorem: the minimising
-    :math:`\sigma` of (18) is unique there), so by Lewis' theorem on spectral functions
-    :math:`\nabla\Omega^2(T) = 2U\mathrm{diag}(s/\sigma)V^\top = 2M^{\star\dagger}T` wherever T has
-    no zero singular value (for M2: HT, with the JT part contributing 2JT). Elsewhere it is a
-    subgradient: the value of the variational bound :math:`\mathrm{tr}(T^\top M^\dagger T)`
-    at fixed :math:`M = M^\star` has this gradient and touches :math:`\Omega^2` at T.
-    """
-    U, sigma = variational_basis(T, d, domain)
-    C = U.T @ T
-    value = float(np.sum(C * C / sigma[:, None]))
-    return value, 2.0 * U @ (C / sigma[:, None])
-
-
-def local_search_step(loss: Callable, loss_grad: Callable, T: np.ndarray, d: int, alpha: float, *,
-                      domain: str = "M2", max_iter: int = 30):
-    r"""One local search: L-BFGS on :math:`P(T) = L(T) + \tfrac{\alpha}{2}\Omega^2(T)` from T.
-
-    The gradient is :math:`\nabla L(T) + \alpha M^{\star\dagger} T`
-    (:func:`omega_squared_gradient`), exact wherever T has full column rank (where P is
-    smooth), a subgradient elsewhere; a descent heuristic there, so the result is kept only if
-    P decreased.
-
-    Returns
-    -------
-    T_new : ndarray
-        The L-BFGS point if it decreased P, else ``T`` itself.
-    value : float
-        P at the returned point.
-    """
-    shape = T.shape
-
-    def fun(x):
-        Z = x.reshape(shape)
-        value = loss(Z)
-        if not np.isfinite(value):
-            return np.inf, np.zeros_like(x)
-        om2, om2_grad = omega_squared_gradient(Z, d, domain)
-        return value + 0.5 * alpha * om2, (loss_grad(Z) + 0.5 * alpha * om2_grad).ravel()
-
-    def exact(Z):  # P with Omega by Algorithm 2: candidates are judged by it alone
-        value = loss(Z)
-        return value + 0.5 * alpha * omega(Z, d, domain=domain) ** 2 if np.isfinite(value) else np.inf
-
-    start = exact(T)
-    with np.errstate(over="ignore", invalid="ignore"):
-        res = optimize.minimize(fun, T.ravel(), jac=True, method="L-BFGS-B",
-                                options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-14})
-    candidate = exact(res.x.reshape(shape)) if np.isfinite(res.fun) else np.inf
-    if candidate < start:
-        T, start = res.x.reshape(shape), float(candidate)
-    # then the smooth problem in the subspace of the directions with sigma_i > 1e-6 max sigma
-    # (factored form, fixed basis): where the optimum is rank deficient P has a kink that stalls
-    # L-BFGS on T, and the step above leaves spurious tiny singular values that this one drops
-    U, sigma = variational_basis(T, d, domain)
-    keep = sigma > 1e-6 * sigma.max()
-    B = U[:, keep] * np.sqrt(sigma[keep])
-    r = B.shape[1]
-
-    def fun_sub(x):
-        Dm = x.reshape(r, shape[1])
-        Z = B @ Dm
-        value = loss(Z)
-        if not np.isfinite(value):
-            return np.inf, np.zeros_like(x)
-        return value + 0.5 * alpha * float(np.sum(Dm * Dm)), (B.T @ loss_grad(Z) + alpha * Dm).ravel()
-
-    D0 = (U[:, keep].T @ T) / np.sqrt(sigma[keep])[:, None]
-    with np.errstate(over="ignore", invalid="ignore"):
-        res = optimize.minimize(fun_sub, D0.ravel(), jac=True, method="L-BFGS-B",
-                                options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-14})
-    T_sub = B @ res.x.reshape(r, shape[1])
-    sub_value = exact(T_sub)
-    if np.isfinite(sub_value) and sub_value < start:
-        return T_sub, float(sub_value)
-    return T, float(start)
-
-
-# -- Algorithm 1 -------------------------------------------------------------------------------
-
-
-def conditional_gradient(
-    loss: Callable[[np.ndarray], float],
-    loss_grad: Callable[[np.ndarray], np.ndarray],
-    shape: tuple[int, int],
-    n_clusters: int,
-    alpha: float,
-    *,
-    domain: str = "M2",
-    loss_hvp: Callable | None = None,
-    T0: np.ndarray | None = None,
-    local_search: bool = True,
-    local_search_iter: int = 30,
-    tol: float = 1e-5,
-    max_iter: int = 1000,
-    time_limit: float = np.inf,
-    svd_solver: str = "auto",
-    random_state=None,
-    verbose: bool = False,
-    method: str = "conditional-gradient",
-) -> ConditionalGradientResult:
-    r"""Minimise :math:`P(T) = L(T) + \tfrac{\alpha}{2}\Omega^2(T)` by Algorithm 1 (with local search).
+@dataclass(frozen=True)
+class OmegaRegularized:
+    r"""The problem :math:`\min_T P(T) = L(T) + \tfrac{\alpha}{2}\Omega^2(T)` that Algorithm 1 solves.
 
     Parameters
     ----------
@@ -398,103 +97,244 @@ def conditional_gradient(
         The set of M that defines Omega (Theorem 3 and its footnote 1).
     loss_hvp : callable, optional
         ``(T, V) -> Hess L(T)[V]`` for the Newton line search (forward differences if None).
-    T0 : ndarray, optional
-        Starting point; Algorithm 1's ``T_0 = 0`` if None. Give one when 0 is outside dom L
+    start : ndarray, optional
+        Starting point; Algorithm 1's ``T_0 = 0`` if None.  Give one when 0 is outside dom L
         (then :math:`s_0 = \Omega(T_0)`).
+    scale : ndarray of shape (n,), optional
+        For a relaxation whose variable is ``X = T / scale`` (columnwise): the map between the
+        two (:meth:`to_primary`, :meth:`from_primary`); the identity if None.
+    """
+
+    loss: Callable[[np.ndarray], float]
+    loss_grad: Callable[[np.ndarray], np.ndarray]
+    shape: tuple[int, int]
+    n_clusters: int
+    alpha: float
+    domain: str = "M2"
+    loss_hvp: Callable | None = None
+    start: np.ndarray | None = None
+    scale: np.ndarray | None = None
+
+    def __post_init__(self):
+        try:
+            t, n = (int(v) for v in self.shape)
+        except (TypeError, ValueError):
+            raise ValueError(f"shape must be a pair of integers (t, n), got {self.shape!r}") from None
+        check_int_range(t, "shape[0]", 1)
+        check_int_range(n, "shape[1]", 1)
+        object.__setattr__(self, "shape", (t, n))
+        object.__setattr__(self, "n_clusters", check_n_clusters(self.n_clusters, t))
+        check_positive(self.alpha, "alpha")
+        check_choice(self.domain, "domain", ("M3", "M2"))
+        if not callable(self.loss) or not callable(self.loss_grad):
+            raise ValueError("loss and loss_grad must be callables")
+        if self.loss_hvp is not None and not callable(self.loss_hvp):
+            raise ValueError("loss_hvp must be a callable or None")
+        if self.start is not None:
+            object.__setattr__(self, "start", self.point(self.start, "start"))
+        if self.scale is not None:
+            scale = np.array(self.scale, dtype=float)
+            if scale.shape != (n,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+                raise ValueError(f"scale must be a positive finite vector of length {n}")
+            object.__setattr__(self, "scale", scale)
+
+    def point(self, T, name: str = "T") -> np.ndarray:
+        """``T`` as a finite float array of :attr:`shape` (a copy), or a ValueError naming ``name``."""
+        try:
+            T = np.array(T, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a numeric array") from None
+        if T.shape != self.shape or not np.all(np.isfinite(T)):
+            raise ValueError(f"{name} must be a finite array of shape {self.shape}, got shape {T.shape}")
+        return T
+
+    def objective(self, T: np.ndarray) -> float:
+        """:math:`P(T)`, ``inf`` outside dom L."""
+        value = float(self.loss(T))
+        if not np.isfinite(value):
+            return np.inf
+        return value + 0.5 * self.alpha * omega(T, self.n_clusters, domain=self.domain) ** 2
+
+    def to_primary(self, T: np.ndarray) -> np.ndarray:
+        """The relaxation's variable for T (``T / scale``)."""
+        return T if self.scale is None else T / self.scale
+
+    def from_primary(self, X: np.ndarray) -> np.ndarray:
+        """T for the relaxation's variable X (``X * scale``)."""
+        return X if self.scale is None else X * self.scale
+
+
+class ConditionalGradient(IterativeSolver):
+    r"""Algorithm 1 (with local search) for :math:`\min_T L(T) + \tfrac{\alpha}{2}\Omega^2(T)`;
+    see the module docstring.
+
+    Registered as ``"conditional-gradient"`` on :class:`~cvxclust.bregman.Conditional`,
+    :class:`~cvxclust.bregman.Discriminative` and :class:`~cvxclust.bregman.Joint`, which state
+    their problem through ``omega_problem()``; :func:`conditional_gradient` runs it on a problem
+    given by callables, with no relaxation.
+
+    Parameters
+    ----------
+    relaxation : Relaxation, optional
+        A relaxation with ``omega_problem()`` (an :class:`OmegaRegularized`); None with ``problem``.
+    problem : OmegaRegularized, optional
+        The problem, when there is no relaxation (keyword only).
+    tol : float, default=1e-6
+        Certified relative gap (:func:`cvxclust.result.relative_gap`) to stop at.
+    residual_tol : float, default=1e-6
+        With a relaxation: the largest relaxation residual
+        (:meth:`~cvxclust.Relaxation.residuals`) at which to stop; the problem itself has no
+        constraints besides dom L, which every iterate is in.
+    max_iter, time_limit, verbose
+        As for every solver (:class:`cvxclust.solvers.IterativeSolver`); ``max_iter`` defaults
+        to 1000.
+    check_every : int, default=1
+        Iterations between certifications (each costs one loss gradient and one partial SVD,
+        which the next step reuses).
     local_search : bool, default=True
-        Alternate each conditional-gradient step with the factored local search (module notes).
+        Alternate each conditional-gradient step with the factored local search
+        (:mod:`cvxclust.bregman._cg_steps`).
     local_search_iter : int, default=30
         L-BFGS iterations per local search.
-    tol : float, default=1e-5
-        Stop when the certified relative gap :math:`(P(T_k) - \mathrm{LB}) / |P(T_k)|` is <= tol.
-    max_iter, time_limit : int, float
-        Limits; reaching one gives that status and a ``ConvergenceWarning``.
-    svd_solver, random_state
-        Passed to :func:`~cvxclust.bregman._omega.omega_dual_subgradient` (the linear oracle).
-    verbose : bool
-        Progress bar.
-    method : str
-        Name used in warnings.
+    svd_solver : {"auto", "full", "arpack"}, default="auto"
+        For the linear oracle (the top ``d - 1`` singular triplets of the gradient;
+        :func:`~cvxclust.bregman._omega.omega_dual_subgradient`).
+    random_state : int, RandomState, Generator or None
+        Seeds the ARPACK starting vectors of the linear oracle.
+    warm_start : Result or ndarray, optional
+        Start from this point of the relaxation (a previous result's ``X``, or an array of its
+        shape; it must lie in dom L) instead of ``omega_problem().start``.
 
     Returns
     -------
-    ConditionalGradientResult
+    Result
+        ``X``: the last iterate (in the relaxation's variable); ``dual_bound``: the best
+        certified lower bound; ``extras``: ``norm_bound``, the bound :math:`s_k \ge \Omega(T_k)`
+        of Algorithm 1 (equal to it with ``local_search``).  History rows: ``a``, ``b`` (the
+        line search), ``local_search_gain``, ``norm_bound``, and at checks ``surrogate``
+        (:math:`L + \tfrac{\alpha}{2}s_k^2`).  Status ``"stalled"`` where the new atom gives no
+        decrease (only round-off separates the iterate from the optimum of the lifted problem).
+    """
+
+    method = "conditional-gradient"
+    parameters = IterativeSolver.parameters | {
+        "max_iter": Param(1000, [Interval(Integral, 1, None, closed="left")]),
+        "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "local_search": Param(True, ["boolean"]),
+        "local_search_iter": Param(30, [Interval(Integral, 1, None, closed="left")]),
+        "svd_solver": Param("auto", [Options("auto", "full", "arpack")]),
+        "random_state": Param(None, ["random_state"]),
+        "warm_start": Param(None, [None, Result, np.ndarray]),
+    }
+
+    def __init__(self, relaxation=None, *, problem: OmegaRegularized | None = None, **params):
+        super().__init__(relaxation, **params)
+        if relaxation is not None and problem is not None:
+            raise TypeError("give a relaxation or a problem, not both: a relaxation states its own problem")
+        if problem is None:
+            if relaxation is None or not hasattr(relaxation, "omega_problem"):
+                raise ValueError("conditional-gradient needs a relaxation with omega_problem() or a problem")
+            problem = relaxation.omega_problem()
+        elif not isinstance(problem, OmegaRegularized):
+            raise ValueError(f"problem must be an OmegaRegularized, got {type(problem).__name__}")
+        self.problem = problem
+        start = problem.start
+        if self.warm_start is not None:
+            X = self.warm_start.X if isinstance(self.warm_start, Result) else self.warm_start
+            start = problem.point(problem.from_primary(np.asarray(X, dtype=float)), "warm_start")
+        T = np.zeros(problem.shape) if start is None else start
+        if not np.isfinite(problem.loss(T)):
+            name = "warm_start" if self.warm_start is not None else "the start point"
+            raise ValueError(f"the loss is not finite at {name}; start inside its domain")
+        self._start_point = T
+
+    def size(self):
+        return self.problem.shape[0]
+
+    def _evaluate_at(self, T):
+        """Loss, linear-oracle atom, objective and lower bound at T (module docstring)."""
+        p = self.problem
+        L_val = float(p.loss(T))
+        G = p.loss_grad(T)
+        direction, dual = omega_dual_subgradient(G, p.n_clusters, domain=p.domain, svd_solver=self.svd_solver,
+                                                 random_state=self.random_state, return_value=True)
+        objective = L_val + 0.5 * p.alpha * omega(T, p.n_clusters, domain=p.domain) ** 2
+        lower = L_val - float(np.vdot(G, T)) - dual**2 / (2 * p.alpha)
+        return SimpleNamespace(loss=L_val, direction=direction, objective=objective, lower=lower)
+
+    def init_state(self):
+        p, T = self.problem, self._start_point.copy()
+        s = 0.0 if p.start is None and self.warm_start is None else omega(T, p.n_clusters, domain=p.domain)
+        state = SimpleNamespace(T=T, s=s, evaluation=self._evaluate_at(T))
+        state.start_bound = state.evaluation.lower  # the bound at T_0 joins the first check's
+        return state
+
+    def step(self, state, iteration):
+        p = self.problem
+        if state.evaluation is None:
+            state.evaluation = self._evaluate_at(state.T)
+        S = -state.evaluation.direction  # the minimiser of <grad L(T_k), S> over the unit ball of Omega
+        a, b, value = line_search(p.loss, p.loss_grad, state.T, S, state.s, p.alpha, loss_hvp=p.loss_hvp)
+        if b == 0.0 and a == 1.0 and np.any(state.T):
+            self.stall("the new atom gives no decrease: only round-off separates the iterate from the optimum")
+            return {"a": a, "b": b}
+        state.T, state.s = a * state.T + b * S, a * state.s + b
+        state.evaluation = None
+        gain = 0.0
+        if self.local_search:
+            T_new, value_new = local_search_step(p.loss, p.loss_grad, state.T, p.n_clusters, p.alpha,
+                                                 domain=p.domain, max_iter=self.local_search_iter)
+            gain = value - value_new
+            state.T = T_new
+            state.s = omega(state.T, p.n_clusters, domain=p.domain)  # T / Omega(T) is one unit atom
+        return {"a": a, "b": b, "local_search_gain": gain, "norm_bound": state.s}
+
+    def certify(self, state, bound, final=False):
+        if state.evaluation is None:
+            state.evaluation = self._evaluate_at(state.T)
+        e = state.evaluation
+        lower = max(e.lower, state.start_bound)
+        state.start_bound = -np.inf
+        figures = {"surrogate": e.loss + 0.5 * self.problem.alpha * state.s**2}
+        if self.relaxation is None:
+            return Certificate(state.T, lower, e.objective, {}, figures)
+        # the relaxation's own objective of its variable; the problem has no constraints besides
+        # dom L, so the solver's residuals are none and the core confirms with the relaxation's
+        return Certificate(self.problem.to_primary(state.T), lower, None, {}, figures)
+
+    def extras(self, state):
+        return {"norm_bound": float(state.s)}
+
+
+def conditional_gradient(loss, loss_grad, shape, n_clusters, alpha, *, domain="M2", loss_hvp=None, T0=None,
+                         **options) -> Result:
+    r"""Minimise :math:`P(T) = L(T) + \tfrac{\alpha}{2}\Omega^2(T)` by Algorithm 1 (with local search).
+
+    Parameters
+    ----------
+    loss, loss_grad, shape, n_clusters, alpha, domain, loss_hvp
+        The problem (:class:`OmegaRegularized`).
+    T0 : ndarray, optional
+        Starting point (``OmegaRegularized.start``); Algorithm 1's ``T_0 = 0`` if None.
+    **options
+        The parameters of :class:`ConditionalGradient` (``tol``, ``max_iter``, ``time_limit``,
+        ``local_search``, ...; not ``warm_start``: give ``T0``).
+
+    Returns
+    -------
+    Result
+        ``X`` = T, ``objective`` = :math:`P(T)`, ``dual_bound`` = the certified lower bound,
+        ``residuals`` empty (the problem has no constraints besides dom L), ``extras``:
+        ``norm_bound``.
 
     Raises
     ------
     ValueError
         On bad parameters, or if L is not finite at the start point.
     """
-    try:
-        t, n = (int(v) for v in shape)
-    except (TypeError, ValueError):
-        raise ValueError(f"shape must be a pair of integers (t, n), got {shape!r}") from None
-    check_int_range(t, "shape[0]", 1)
-    check_int_range(n, "shape[1]", 1)
-    d = check_n_clusters(n_clusters, t)
-    check_positive(alpha, "alpha")
-    check_choice(domain, "domain", _DOMAINS)
-    local_search = check_bool(local_search, "local_search")
-    check_int_range(local_search_iter, "local_search_iter", 1)
-    if not callable(loss) or not callable(loss_grad):
-        raise ValueError("loss and loss_grad must be callables")
-    if loss_hvp is not None and not callable(loss_hvp):
-        raise ValueError("loss_hvp must be a callable or None")
-    monitor = IterationMonitor(method, tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
-    start = time.perf_counter()
-
-    if T0 is None:
-        T, s = np.zeros((t, n)), 0.0
-    else:
-        T = np.array(T0, dtype=float)
-        if T.shape != (t, n) or not np.all(np.isfinite(T)):
-            raise ValueError(f"T0 must be a finite array of shape {(t, n)}, got shape {T.shape}")
-        s = omega(T, d, domain=domain)
-    if not np.isfinite(loss(T)):
-        raise ValueError("the loss is not finite at the start point; pass a T0 inside its domain")
-
-    best_lower = -np.inf
-    a = b = gain = np.nan
-
-    def evaluate(T, s):
-        L_val = float(loss(T))
-        G = loss_grad(T)
-        direction, dual = omega_dual_subgradient(G, d, domain=domain, svd_solver=svd_solver,
-                                                 random_state=random_state, return_value=True)
-        objective = L_val + 0.5 * alpha * omega(T, d, domain=domain) ** 2
-        lower = L_val - float(np.vdot(G, T)) - dual**2 / (2 * alpha)
-        return L_val, direction, objective, lower
-
-    for _ in monitor:
-        L_val, G_sub, objective, lower = evaluate(T, s)
-        best_lower = max(best_lower, lower)
-        rel_gap = (objective - best_lower) / max(abs(objective), 1e-300)
-        monitor.record(objective=objective, surrogate=L_val + 0.5 * alpha * s * s, lower_bound=best_lower,
-                       relative_gap=rel_gap, norm_bound=s, a=a, b=b, local_search_gain=gain)
-        if rel_gap <= tol:
-            monitor.converged()
-            break
-        S = -G_sub  # the minimiser of <grad L(T_k), S> over the unit ball of Omega
-        a, b, value = line_search(loss, loss_grad, T, S, s, alpha, loss_hvp=loss_hvp)
-        if b == 0.0 and a == 1.0 and np.any(T):
-            # the new atom gives no decrease: only round-off separates T_k from the optimum of
-            # the lifted problem, and the gap cannot be closed further in floating point
-            monitor.stalled()
-            break
-        T, s = a * T + b * S, a * s + b
-        gain = 0.0
-        if local_search:
-            T_new, value_new = local_search_step(loss, loss_grad, T, d, alpha, domain=domain,
-                                                 max_iter=local_search_iter)
-            gain = value - value_new
-            T = T_new
-            s = omega(T, d, domain=domain)  # T / Omega(T) is one unit atom: s may shrink to Omega(T)
-    if monitor.status != "optimal":
-        # the loop ended on a limit after an update: certify the returned point itself
-        _, _, objective, lower = evaluate(T, s)
-        best_lower = max(best_lower, lower)
-    return ConditionalGradientResult(
-        T=T, norm_bound=float(s), objective=float(objective), lower_bound=float(best_lower),
-        status=monitor.status, iterations=monitor.iterations, time=time.perf_counter() - start,
-        history=monitor.history,
-    )
+    if "warm_start" in options:
+        raise TypeError("conditional_gradient() got an unexpected keyword argument 'warm_start'; give T0")
+    problem = OmegaRegularized(loss, loss_grad, shape, n_clusters, alpha, domain=domain, loss_hvp=loss_hvp)
+    if T0 is not None:
+        problem = dataclasses.replace(problem, start=problem.point(T0, "T0"))
+    return ConditionalGradient(problem=problem, **options).run()

@@ -1,11 +1,11 @@
 r"""Davis-Yin three-operator splitting for ``ConditionalJC`` with a quadratic divergence.
 
-The ADMM of Section 3.1.1 (:func:`~cvxclust.bregman._conditional_jc.admm`) solves an M-step
-``argmin_{M in S} f(M) + rho/2 ||M - V||^2`` by an inner iterative method at every iteration.
-When ``f(M) = D_F(X, M X)`` has a gradient that is Lipschitz with a known constant, the M-step
-can be linearised instead: Davis & Yin (2017, "A three-operator splitting scheme and its
-optimization applications", Algorithm 1) minimise ``f + i_S + i_M2`` with one projection onto
-each set and one gradient per iteration::
+The ADMM of Section 3.1.1 (:mod:`cvxclust.bregman._jc_admm`) handles f through an M-step with
+backtracking, as no global Lipschitz constant is known for the general divergences.  When
+``f(M) = D_F(X, M X)`` has a gradient that is Lipschitz with a known constant, Davis & Yin
+(2017, "A three-operator splitting scheme and its optimization applications", Algorithm 1)
+minimise ``f + i_S + i_M2`` with one projection onto each set and one gradient per
+iteration::
 
     M  = P_S(W)                                  (row-wise simplex projections)
     V  = 2 M - W - gamma grad f(M)
@@ -26,173 +26,192 @@ and there ``M X = M X_c + 1 xbar'`` with ``X_c`` the centred data, so ``f`` equa
 matrix ``c 1'`` with constant rows; neither projection sees such a matrix (``P_S`` acts row by
 row on the simplex, ``P_M2`` through ``H A H`` and ``H 1 = 0``).  The method is therefore the
 Davis-Yin method for ``f_c``, with ``L = ||X_c R||_2^2`` instead of ``||X R||_2^2``: the
-nonnegative data the divergences need have a large mean, and the centred constant is 14 times
-smaller on Digits, which allows a 14 times longer step.
+nonnegative data the divergences need often have a large mean, and centring then allows a
+much longer step.
 
 The dual bound
 --------------
-Each check takes the better of two multipliers in :meth:`ConditionalJC.dual_value`, as the ADMM
-does, each exact on one side.  ``Y = (V - Z) / gamma`` is in the normal cone of M2 at
-``Z = P_M2(V)``, so ``Z`` minimises ``-<Y, Z>`` over M2 and ``g_2(Y) = -<Y, Z>`` exactly, while
-``-Y - grad f(M) = (W - M) / gamma - (M - Z) / gamma`` is a normal of S at M only up to the
-primal residual (the Frank-Wolfe bound of ``g_1(Y)`` at M is tight at the fixed point).
-``Y_M = (V - M) / gamma = Y + (Z - M) / gamma`` makes ``-Y_M - grad f(M) = (W - M) / gamma`` a
-normal of S at ``M = P_S(W)``, so M minimises ``f + <Y_M, .>`` over S and the Frank-Wolfe term
-vanishes; its ``g_2`` takes the top d - 1 eigenvalues.  (Digits, t = 1000: 501 iterations
-against 731 with the first alone and a polishing rule that has since changed, which mostly
-saves time.)  The feasible output is restored and polished exactly as for
-the ADMM (:class:`~cvxclust.bregman._conditional_jc._FeasiblePoint`).
+Each check takes the better of two multipliers in
+:meth:`~cvxclust.bregman.ConditionalJC.dual_value`, as the ADMM does, each exact on one side.
+``Y = (V - Z) / gamma`` is in the normal cone of M2 at ``Z = P_M2(V)``, so ``Z`` minimises
+``-<Y, Z>`` over M2 and ``g_2(Y) = -<Y, Z>`` exactly, while ``-Y - grad f(M) = (W - M) / gamma
+- (M - Z) / gamma`` is a normal of S at M only up to the primal residual (the Frank-Wolfe bound
+of ``g_1(Y)`` at M is tight at the fixed point).  ``Y_M = (V - M) / gamma = Y + (Z - M) /
+gamma`` makes ``-Y_M - grad f(M) = (W - M) / gamma`` a normal of S at ``M = P_S(W)``, so M
+minimises ``f + <Y_M, .>`` over S and the Frank-Wolfe term vanishes; its ``g_2`` takes the top
+d - 1 eigenvalues.  The feasible output and the stop test are those of
+:mod:`cvxclust.bregman._feasible`.
 
-Speed: an iteration costs one Z-step, one simplex projection of all rows and two products with
+Cost: an iteration costs one Z-step, one simplex projection of all rows and two products with
 X.  The ADMM with its linearised M-step costs a little more per iteration (its backtracking)
-and takes fewer iterations: on Digits Davis-Yin is faster up to t = 300, the two are level at
-t = 1000 and the ADMM is faster at t = 2000.  The Z-step is the exact projection
-(a partial eigendecomposition) at checks only, where the bound needs it; in between,
-:meth:`~cvxclust.bregman.sets.M2Projector.approximate` warm-starts a Rayleigh-Ritz step from the
-previous eigenvectors, at 40% of the cost, and the simplex projection starts Newton's method
-from the previous thresholds.  Digits, Euclidean, d = 10, certified gap 1e-4
-(``benchmarks/bench_bregman.py``, one thread): t = 300 in 2.1 s (ADMM 2.4 s), t = 1000 in 40 s
-(ADMM 41 s), t = 2000 in 320 s (ADMM 262 s).
+and takes fewer iterations, so Davis-Yin is the faster of the two on small and medium
+instances and the ADMM on large ones (``benchmarks/bench_bregman.py``).  The Z-step is the
+exact projection (a partial eigendecomposition) at checks only, where the bound needs it; in
+between, :meth:`~cvxclust.bregman.sets.M2Projector.approximate` warm-starts a Rayleigh-Ritz step
+from the previous eigenvectors at a fraction of the cost, and the simplex projection starts
+Newton's method from the previous thresholds.
+
+Reference: H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence
+Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013.
 """
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+from types import SimpleNamespace
+
 import numpy as np
 
-from .._checks import check_int_range, check_positive
-from .._stopping import IterationMonitor
 from ..linalg import project_simplex_rows
-from ._conditional_jc import ConditionalJC, _FeasiblePoint, _finish
+from ..parameters import Interval, InvalidParameterError
+from ..solvers import POSITIVE, Param
+from ._conditional_jc import ConditionalJC
+from ._feasible import M1Solver
 from .sets import M2Projector
 
-__all__ = ["davis_yin", "gradient_lipschitz"]
+__all__ = ["DavisYin", "davis_yin", "gradient_lipschitz"]
 
 
 def gradient_lipschitz(relaxation: ConditionalJC) -> float:
     r"""``L = ||X_c R||_2^2``: the Lipschitz constant of ``grad f`` on ``{M : M 1 = 1}`` for a
     quadratic divergence ``D_F(x, y) = ||(x - y) R||^2 / 2`` (``X_c``: the centred data; module
-    docstring)."""
+    docstring).
+
+    Raises
+    ------
+    ValueError
+        If ``relaxation`` is not a :class:`~cvxclust.bregman.ConditionalJC` with a quadratic
+        divergence.
+    """
+    _check_quadratic(relaxation)
     return _centred_norm2(relaxation.divergence.whiten(relaxation.X))
+
+
+def _check_quadratic(relaxation) -> None:
+    if not isinstance(relaxation, ConditionalJC):
+        raise ValueError(f"relaxation must be a ConditionalJC, got {type(relaxation).__name__}")
+    if not relaxation.divergence.quadratic:
+        raise ValueError(
+            f"method 'davis-yin' needs a quadratic divergence (euclidean, Mahalanobis), got "
+            f"{relaxation.divergence.name!r}: its gradient is not Lipschitz on M1; use method='admm'"
+        )
 
 
 def _centred_norm2(XR: np.ndarray) -> float:
     return float(np.linalg.norm(XR - XR.mean(axis=0), 2) ** 2)
 
 
-def davis_yin(
-    relaxation: ConditionalJC,
-    *,
-    tol: float = 1e-6,
-    residual_tol: float = 1e-4,
-    max_iter: int = 20000,
-    time_limit: float = np.inf,
-    step: float = 0.4,
-    relaxation_factor: float = 1.6,
-    check_every: int = 10,
-    polish_rounds: int = 50,
-    partial_eig: bool = True,
-    approximate_projections: bool = True,
-    verbose: bool = False,
-):
+class DavisYin(M1Solver):
     """Solve (10) over M1 by Davis-Yin splitting, for a quadratic divergence; see the module
     docstring.
 
     Parameters
     ----------
-    tol : float
-        Stop when the certified relative gap ``(f(X) - g) / |f(X)|`` of the best exactly feasible
-        point X is below ``tol`` (g the best dual bound so far) ...
-    residual_tol : float
+    relaxation : ConditionalJC
+        With a quadratic divergence (``"euclidean"``, ``Mahalanobis(W)``).
+    tol : float, default=1e-6
+        Stop when the certified relative gap (:func:`cvxclust.result.relative_gap`) of the best
+        exactly feasible point against the best dual bound is below ``tol`` ...
+    residual_tol : float, default=1e-4
         ... and the relative primal residual ``||M - Z|| / max(||M||, ||Z||)`` and dual residual
-        ``||Z - Z_prev|| / (gamma ||Y||)`` are below ``residual_tol``.
-    max_iter, time_limit : int, float
-        Limits; hitting one gives status ``"max_iter"``/``"time_limit"``, a ConvergenceWarning,
-        and the best feasible point with the best bound.
-    step : float
-        ``gamma L`` in (0, 2), L from :func:`gradient_lipschitz`.  Digits (t = 300 and 1000):
-        0.2-0.8 need about the same number of iterations; 1.0 and more need up to 3x more.
-    relaxation_factor : float
-        lambda in ``(0, 2 - step / 2)``; 1.6 needs 1.4x fewer iterations than 1.0 on Digits.
-    check_every : int
+        ``||Z - Z_prev|| / (gamma ||Y||)`` of the last check are below ``residual_tol``.
+    max_iter, time_limit, verbose
+        As for every solver (:class:`cvxclust.solvers.IterativeSolver`); ``max_iter`` defaults
+        to 20000.  At a limit the result is the best feasible point with the best bound.
+    check_every : int, default=10
         Period of the checks: the exact Z-step (when ``approximate_projections``), the dual bound,
         the restoration and the residuals (the history records them at checks only).
-    polish_rounds : int
+    step_size : float, default=0.4
+        ``gamma L`` in (0, 2), L from :func:`gradient_lipschitz` (the step gamma relative to its
+        limit ``2 / L``).  Values from 0.2 to 0.8 need about the same iterations; 1 and more
+        need more.
+    relaxation_factor : float, default=1.6
+        lambda in ``(0, 2 - step_size / 2)``; 1.6 needs markedly fewer iterations than 1.
+    polish_rounds : int, default=50
         Most alternating projections per polish of the feasible point (see
-        :class:`~cvxclust.bregman._conditional_jc._FeasiblePoint`); 0 turns polishing off.
-    partial_eig : bool
+        :class:`~cvxclust.bregman._feasible.FeasiblePoint`); 0 turns polishing off.
+    partial_eig : bool, default=True
         Let :class:`~cvxclust.bregman.sets.M2Projector` compute only the top of the spectrum.
-    approximate_projections : bool
+    approximate_projections : bool, default=True
         Between checks, replace the Z-step by :meth:`~cvxclust.bregman.sets.M2Projector.approximate`
-        (a Rayleigh-Ritz step warm-started at the previous eigenvectors: about 40 ms against 100 ms
-        at t = 1000).  Only the bound needs the exact projection; the iteration tolerates the
-        error, which is a small fraction of the step (Digits: the same number of iterations at
-        t = 300 and 1000, 2x less time per iteration at t = 1000).
-    verbose : bool
-        Show a progress bar.
+        (a Rayleigh-Ritz step warm-started at the previous eigenvectors).  Only the bound needs
+        the exact projection; the iteration tolerates the error, which is a small fraction of the
+        step, and takes the same number of iterations.
+
+    Returns
+    -------
+    Result
+        ``X``: the best exactly feasible point of M1; ``dual_bound``: the best certified lower
+        bound; no ``extras``.  History rows at checks: ``iterate_objective`` (f of the S
+        iterate), ``primal_residual``, ``dual_residual``, ``step`` (gamma),
+        ``restored_objective`` and, after a polish, ``polished_objective``.
 
     Raises
     ------
     ValueError
         If the divergence is not a quadratic (use ``method="admm"``), or an option is out of range.
     """
-    relax = relaxation
-    if not relax.divergence.quadratic:
-        raise ValueError(
-            f"method 'davis-yin' needs a quadratic divergence (euclidean, Mahalanobis), got "
-            f"{relax.divergence.name!r}: its gradient is not Lipschitz on M1; use method='admm'"
-        )
-    check_positive(tol, "tol")
-    check_positive(residual_tol, "residual_tol")
-    for value, name, high in [(step, "step", 2.0), (relaxation_factor, "relaxation_factor", 2.0 - step / 2)]:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < high:
-            raise ValueError(f"{name} must lie in (0, {high:g}), got {value!r}")
-    check_int_range(check_every, "check_every", 1)
-    polish_rounds = check_int_range(polish_rounds, "polish_rounds", 0)
-    t, d, X = relax.t, relax.n_clusters, relax.X
-    monitor = IterationMonitor("davis-yin", tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose)
-    project = M2Projector(t, d, partial=partial_eig)
-    feasible = _FeasiblePoint(relax, tol, polish_rounds, partial_eig)
-    XR = relax.divergence.whiten(X)
-    # identical points make f constant on M1 (L = 0): any step is exact, keep it finite
-    gamma = step / max(_centred_norm2(XR), 1e-12 * max(float(np.sum(XR * XR)), 1.0))
 
-    W = np.full((t, t), 1.0 / t)
-    Z = W.copy()
-    bound = -np.inf
-    thresholds = None
-    for it in monitor:
-        M, thresholds = project_simplex_rows(W, start=thresholds, return_thresholds=True)
-        MX = M @ X
-        V = relax._gradient_from(MX)  # V = 2 M - W - gamma grad f(M), in place
+    method = "davis-yin"
+    parameters = M1Solver.parameters | {
+        "tol": Param(1e-6, POSITIVE),
+        "max_iter": Param(20000, [Interval(Integral, 1, None, closed="left")]),
+        "step_size": Param(0.4, [Interval(Real, 0, 2, closed="neither")]),
+        "relaxation_factor": Param(1.6, [Interval(Real, 0, 2, closed="neither")]),
+    }
+
+    def __init__(self, relaxation=None, **params):
+        _check_quadratic(relaxation)
+        super().__init__(relaxation, **params)
+        high = 2.0 - self.step_size / 2
+        if not self.relaxation_factor < high:
+            raise InvalidParameterError(
+                f"The 'relaxation_factor' parameter of {self.method} must be below 2 - step_size / 2 = {high:g} "
+                f"(step_size={self.step_size!r}). Got {self.relaxation_factor!r} instead.")
+
+    def init_state(self):
+        relax = self.relaxation
+        t, d = relax.t, relax.n_clusters
+        XR = relax.divergence.whiten(relax.X)
+        # identical points make f constant on M1 (L = 0): any step is exact, keep it finite
+        gamma = self.step_size / max(_centred_norm2(XR), 1e-12 * max(float(np.sum(XR * XR)), 1.0))
+        W = np.full((t, t), 1.0 / t)
+        return SimpleNamespace(project=M2Projector(t, d, partial=self.partial_eig), feasible=self.feasible_point(),
+                               gamma=gamma, W=W, M=W.copy(), V=W.copy(), Z=W.copy(), thresholds=None, exact=True)
+
+    def step(self, state, iteration):
+        relax, gamma = self.relaxation, state.gamma
+        M, state.thresholds = project_simplex_rows(state.W, start=state.thresholds, return_thresholds=True)
+        MX = M @ relax.X
+        V = relax.gradient_from(MX)  # V = 2 M - W - gamma grad f(M), in place
         V *= -gamma
         V += M
         V += M
-        V -= W
-        check = it % check_every == 0
+        V -= state.W
+        check = self.is_check(state, iteration)
         # the bound needs the exact projection; between checks a warm-started one does
-        exact = check or not approximate_projections
-        Z_prev, Z = Z, project(V) if exact else project.approximate(V)
+        state.exact = check or not self.approximate_projections
+        Z_prev = state.Z
+        Z = state.project(V) if state.exact else state.project.approximate(V)
         step_W = Z - M
-        W += relaxation_factor * step_W
+        state.W += self.relaxation_factor * step_W
+        state.M, state.V, state.Z = M, V, Z
         if not check:
-            monitor.record()
-            continue
+            return None
         # the figures of a check (computed only here: they cost as much as a simplex projection)
-        r_primal = np.linalg.norm(step_W) / max(np.linalg.norm(M), np.linalg.norm(Z), 1e-300)
+        state.r_primal = np.linalg.norm(step_W) / max(np.linalg.norm(M), np.linalg.norm(Z), 1e-300)
         Y = (V - Z) / gamma
-        r_dual = np.linalg.norm(Z - Z_prev) / max(gamma * np.linalg.norm(Y), 1e-300)
-        row = {"objective": float(relax._rows(MX).sum()), "primal_residual": r_primal, "dual_residual": r_dual,
-               "step": gamma}
+        state.r_dual = np.linalg.norm(Z - Z_prev) / max(gamma * np.linalg.norm(Y), 1e-300)
+        state.f_M = float(relax.row_objectives(MX).sum())
         # Y_M = (V - M) / gamma makes M = P_S(W) exactly optimal for f + <Y_M, .> over S
-        bound = max(bound, relax._best_dual_value(M, [(Y, Z), ((V - M) / gamma, None)]))
-        gap = feasible.update(M, row["objective"], Z, bound, row)
-        monitor.record(**row)
-        if gap < tol and max(r_primal, r_dual) < residual_tol:
-            monitor.converged()
-            break
-    # an approximate Z is in M2 (so it can be restored) but not the minimiser g_2 needs
-    return _finish(feasible, monitor, Z, bound,
-                   lambda: relax.dual_value((V - Z) / gamma, M, Z=Z if exact else None))
+        state.multipliers = [(Y, Z), ((V - M) / gamma, None)]
+        return {"iterate_objective": state.f_M, "primal_residual": state.r_primal, "dual_residual": state.r_dual,
+                "step": gamma}
+
+    def last_multiplier(self, state):
+        # an approximate Z is in M2 (so it can be restored) but not the minimiser g_2 needs
+        return (state.V - state.Z) / state.gamma, state.Z if state.exact else None
 
 
-ConditionalJC.register_solver("davis-yin", davis_yin)
+davis_yin = DavisYin.as_function()
+ConditionalJC.register_solver("davis-yin", DavisYin)

@@ -57,20 +57,19 @@ is one per column of :math:`\Omega`), after which the rows separate and Fenchel'
         - \big(X_{i:}\Upsilon^\top M_{:i} + \tau_i\big)\Big] + \frac{\gamma'}{2}\mathrm{tr}(\Upsilon^\top M\Upsilon).
 
 Substituting :math:`\Upsilon \to \Upsilon/t` gives exactly (28) with :math:`\gamma = \gamma'/t^2`:
-the paper's (25) and (28) are the same relaxation up to this rescaling of the weight (we
-parametrise by the :math:`\gamma` of (28)/(29)). Without the offsets :math:`\tau` the dual would
+the paper's (25) and (28) are the same relaxation up to this rescaling of the weight (the
+parameter ``alpha`` of :class:`Discriminative` is the :math:`\gamma` of (28)/(29)). Without the offsets :math:`\tau` the dual would
 drop the constraint :math:`\Omega^\top\mathbf{1} = \mathbf{1}` (the balancing that rules out the
 trivial one-cluster solution), so it is :math:`\tau` that makes (28) the relaxation of (25).
 Finally :math:`\mathrm{tr}(\Upsilon^\top M\Upsilon) = \mathrm{tr}(V^\top M^\dagger V)` with
 :math:`\mathrm{Im}(V) \subseteq \mathrm{Im}(M)`, and minimising over M gives :math:`\Omega^2(V)` (17).
 
-Minimising :math:`\tau` out (our solver)
+Minimising :math:`\tau` out (the solver)
 ----------------------------------------
 :math:`\ell` is jointly convex in :math:`(V, \tau)` (log-sum-exp of an affine map minus a linear
 term), so :math:`L(V) = \min_\tau \ell(V, \tau)` is convex in V (partial minimisation), and (29)
-is :math:`\min_V L(V) + \frac{\gamma}{2}\Omega^2(V)`: the shape the conditional-gradient engine
-(:func:`~cvxclust.bregman._conditional_gradient.conditional_gradient`) solves, with no engine
-change. With :math:`A = XV^\top/t` and :math:`P_{i:} = \mathrm{softmax}(A_{i:} + \tau^\top)`,
+is :math:`\min_V L(V) + \frac{\gamma}{2}\Omega^2(V)`: the shape the conditional-gradient solver
+(:class:`~cvxclust.bregman._conditional_gradient.ConditionalGradient`) solves. With :math:`A = XV^\top/t` and :math:`P_{i:} = \mathrm{softmax}(A_{i:} + \tau^\top)`,
 
 .. math::
 
@@ -78,11 +77,14 @@ change. With :math:`A = XV^\top/t` and :math:`P_{i:} = \mathrm{softmax}(A_{i:} +
 
 so the optimal :math:`\tau` makes P doubly stochastic: :math:`P = D_1 e^{A} D_2` is the Sinkhorn
 scaling of the positive matrix :math:`e^{A}`, which exists and is unique (Sinkhorn 1964; :math:`\tau`
-is unique up to a constant, to which :math:`\ell` is invariant). We compute it by log-domain
+is unique up to a constant, to which :math:`\ell` is invariant). It is computed by log-domain
 Sinkhorn steps :math:`\tau \leftarrow \tau - \log(P^\top\mathbf{1})` followed by Newton steps (damped while the error exceeds 1e-6) on
 :math:`\tau \mapsto \sum_i g(A_{i:} + \tau^\top) - \mathbf{1}^\top\tau` (Hessian
 :math:`\mathrm{Diag}(P^\top\mathbf{1}) - P^\top P`, singular only along :math:`\mathbf{1}`), warm
-started, until :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty \le 10^{-12}`.
+started, until :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty \le 10^{-12}`.  Where the scores
+are so large that the softmax rows saturate (one entry 1, the others 0 to the precision of a
+double), the Hessian becomes singular in floating point: Newton then takes the least-squares
+step, and the offsets may stop short of the tolerance (the achieved value is reported).
 
 By the envelope theorem (Danskin; the minimiser is unique up to the invariant shift),
 
@@ -110,22 +112,35 @@ of P within 1e-12 of one; the report ``residuals()["offsets"]`` gives the achiev
 
 The optimal M is ``omega_optimal_M(V*)`` (footnote 2: M is minimised jointly with V, so the M
 attaining :math:`\Omega^2(V^\star)` is optimal for (28)).
+
+Reference: H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence
+Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import cvxpy as cp
 import numpy as np
 from scipy import special
 
-from .._checks import check_choice, check_data_matrix, check_n_clusters, check_positive
+from .._checks import (
+    check_choice,
+    check_data_matrix,
+    check_int_range,
+    check_n_clusters,
+    check_positive,
+    check_square_matrix,
+)
 from .._relaxation import Relaxation, Result
-from ._conditional_gradient import conditional_gradient
-from ._problem import discriminative_problem
+from ._conditional import check_point
+from ._conditional_gradient import ConditionalGradient, OmegaRegularized
 from ._omega import omega, omega_dual, omega_optimal_M
+from ._problem import discriminative_problem
 from .sets import residuals_M2, residuals_M3
 
-__all__ = ["Discriminative", "discriminative_problem", "optimal_offsets", "discriminative_gradient_solver"]
+__all__ = ["Discriminative", "discriminative_problem", "optimal_offsets"]
 
 _DOMAINS = ("M2", "M3")
 _OFFSET_TOL = 1e-12
@@ -140,9 +155,10 @@ def optimal_offsets(A, tau0=None, *, tol: float = _OFFSET_TOL, max_iter: int = 2
 
     Parameters
     ----------
-    A : ndarray of shape (t, t)
-    tau0 : ndarray of shape (t,), optional
-        Warm start.
+    A : array_like of shape (t, t)
+        Finite scores.
+    tau0 : array_like of shape (t,), optional
+        Warm start (finite).
     tol : float
         Stop when :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty \le` ``tol``.
     max_iter : int
@@ -156,8 +172,16 @@ def optimal_offsets(A, tau0=None, *, tol: float = _OFFSET_TOL, max_iter: int = 2
     error : float
         :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty` achieved.
     """
+    A = check_square_matrix(A, "A", symmetric=False)
     t = A.shape[0]
-    tau = np.zeros(t) if tau0 is None else np.array(tau0, dtype=float)
+    tau = np.zeros(t) if tau0 is None else check_point(tau0, (t,), "tau0").copy()
+    check_positive(tol, "tol")
+    check_int_range(max_iter, "max_iter", 1)
+    return _optimal_offsets(A, tau, tol, max_iter)
+
+
+def _optimal_offsets(A, tau, tol, max_iter):
+    t = A.shape[0]
 
     def state(tau):
         Z = A + tau[None, :]
@@ -171,7 +195,7 @@ def optimal_offsets(A, tau0=None, *, tol: float = _OFFSET_TOL, max_iter: int = 2
     for _ in range(50):
         if np.abs(col - 1.0).max() <= 1e-3:
             break
-        tau = tau - np.log(col)
+        tau = tau - np.log(np.maximum(col, np.finfo(float).tiny))  # a column may underflow to 0
         tau -= tau.mean()
         P, value = state(tau)
         col = P.sum(axis=0)
@@ -181,7 +205,7 @@ def optimal_offsets(A, tau0=None, *, tol: float = _OFFSET_TOL, max_iter: int = 2
         if np.abs(grad).max() <= tol:
             break
         H = np.diag(col) - P.T @ P + ones
-        step = -np.linalg.solve(H, grad)
+        step = -_solve_semidefinite(H, grad)
         step -= step.mean()
         if np.abs(grad).max() <= 1e-6:
             # quadratic convergence region: the value is flat to round-off, so judge the full
@@ -206,31 +230,42 @@ def optimal_offsets(A, tau0=None, *, tol: float = _OFFSET_TOL, max_iter: int = 2
     return tau, P, float(np.abs(col - 1.0).max())
 
 
+def _solve_semidefinite(H: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``H^{-1} b`` for the positive semidefinite Hessians of the offsets; the least-squares
+    solution where H is singular in floating point (saturated softmax rows)."""
+    try:
+        x = np.linalg.solve(H, b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(H, b, rcond=None)[0]
+    return x if np.all(np.isfinite(x)) else np.linalg.lstsq(H, b, rcond=None)[0]
+
+
 class Discriminative(Relaxation):
     r"""The discriminative relaxation (28)/(29) with the softmax transfer :math:`F = g = \log\sum\exp`.
 
     .. math::
 
-        \min_{V, \tau}\ \frac{\gamma}{2}\Omega^2(V) + \frac{1}{t}\sum_i
+        \min_{V, \tau}\ \frac{\alpha}{2}\Omega^2(V) + \frac{1}{t}\sum_i
             \Big[g\big(\tfrac1t X_{i:}V^\top + \tau^\top\big) - \big(\tfrac1t X_{i:}V_{i:}^\top + \tau_i\big)\Big]
-        \;=\; \min_V\ L(V) + \frac{\gamma}{2}\Omega^2(V),\quad L(V) = \min_\tau \ell(V,\tau)
+        \;=\; \min_V\ L(V) + \frac{\alpha}{2}\Omega^2(V),\quad L(V) = \min_\tau \ell(V,\tau)
 
     (module notes: the derivation from (25), the offsets minimised out exactly by Sinkhorn/Newton,
     the envelope-theorem gradient). Methods: ``"reference"`` (cvxpy,
     :func:`discriminative_problem`) and ``"conditional-gradient"`` (default; Algorithm 1 with
     local search on L). Every result holds V in ``result.X``, the optimal offsets in
-    ``result.tau`` and the recovered M in ``result.M``.
+    ``result.extras["tau"]`` and the recovered M in ``result.extras["M"]``.
 
     Parameters
     ----------
     X : array_like of shape (t, n)
-        Features (the paper shifts them nonnegative and scales them to unit variance).
+        Features (the paper shifts them nonnegative and scales them to unit variance).  Copied.
     n_clusters : int
         d, ``2 <= d <= t``.
-    gamma : float, default=1e-3
-        Weight of :math:`\tfrac{\gamma}{2}\Omega^2(V)`, > 0. The scores :math:`XV^\top/t` are of order
-        :math:`\|X\|^2/(\gamma t^3)`, so meaningful values shrink like :math:`1/t^2`; smaller values
-        make the problem worse conditioned.
+    alpha : float, default=1e-3
+        Weight of :math:`\tfrac{\alpha}{2}\Omega^2(V)` (the paper's :math:`\gamma`), > 0, as the
+        ``alpha`` of :class:`~cvxclust.bregman.Conditional`. The scores :math:`XV^\top/t` are of
+        order :math:`\|X\|^2/(\alpha t^3)`, so meaningful values shrink like :math:`1/t^2` and
+        with the square of the scale of X; smaller values make the problem worse conditioned.
     domain : {"M2", "M3"}, default="M2"
         The relaxation of M (Section 6.3 uses M2).
     """
@@ -239,36 +274,32 @@ class Discriminative(Relaxation):
     primary_name = "V"
     default_method = "conditional-gradient"
 
-    def __init__(self, X, n_clusters: int, *, gamma: float = 1e-3, domain: str = "M2"):
-        self.X = check_data_matrix(X, "X")
+    def __init__(self, X, n_clusters: int, *, alpha: float = 1e-3, domain: str = "M2"):
+        self.X = check_data_matrix(X, "X").copy()
         self.t, self.n = self.X.shape
         self.n_clusters = check_n_clusters(n_clusters, self.t)
-        check_positive(gamma, "gamma")
-        self.gamma = float(gamma)
+        check_positive(alpha, "alpha")
+        self.alpha = float(alpha)
         check_choice(domain, "domain", _DOMAINS)
         self.domain = domain
         self._cache: tuple | None = None  # (V, tau, P, error) of the last offset solve
 
     # -- the statement ----------------------------------------------------------------------
     def problem(self) -> cp.Problem:
-        return discriminative_problem(self.X, self.n_clusters, self.gamma, domain=self.domain)
+        return discriminative_problem(self.X, self.n_clusters, self.alpha, domain=self.domain)
 
     # -- the reduced loss L(V) = min_tau l(V, tau) and its derivatives --------------------------
-    def _check_V(self, V) -> np.ndarray:
-        V = np.asarray(V, dtype=float)
-        if V.shape != (self.t, self.n):
-            raise ValueError(f"V must have shape {(self.t, self.n)}, got {V.shape}")
-        if not np.all(np.isfinite(V)):
-            raise ValueError("V contains NaN or infinite entries")
-        return V
+    def _check_V(self, V, name: str = "V") -> np.ndarray:
+        return check_point(V, (self.t, self.n), name)
 
     def _offsets(self, V: np.ndarray):
-        """(tau*, P, error) at V, reusing the last solve for the same V and warm starting."""
+        """(tau*, P, error) at V, reusing the last solve for the same V and warm starting (the
+        warm start changes tau* only within the tolerance of the solve)."""
         if self._cache is not None and np.array_equal(self._cache[0], V):
             return self._cache[1:]
         A = self.X @ V.T / self.t
-        tau0 = None if self._cache is None else self._cache[1]
-        tau, P, error = optimal_offsets(A, tau0)
+        tau0 = np.zeros(self.t) if self._cache is None else self._cache[1].copy()
+        tau, P, error = _optimal_offsets(A, tau0, _OFFSET_TOL, 200)
         self._cache = (V.copy(), tau, P, error)
         return tau, P, error
 
@@ -278,22 +309,30 @@ class Discriminative(Relaxation):
 
     def loss(self, V) -> float:
         r""":math:`L(V) = \min_\tau \frac1t\sum_i [g(Z_{i:}) - Z_{ii}]`, :math:`Z = XV^\top/t + \mathbf{1}\tau^\top`."""
-        V = self._check_V(V)
+        return self._loss(self._check_V(V))
+
+    def loss_grad(self, V) -> np.ndarray:
+        r""":math:`\nabla L(V) = (P - I)^\top X / t^2` at the optimal offsets (envelope theorem)."""
+        return self._loss_grad(self._check_V(V))
+
+    def loss_hvp(self, V, W) -> np.ndarray:
+        r""":math:`\nabla^2 L(V)[W]`, including the implicit motion of :math:`\tau^\star` (module notes)."""
+        return self._loss_hvp(self._check_V(V), self._check_V(W, "W"))
+
+    # unchecked, for the solver's inner loops; L is finite everywhere, so a non-finite V (which
+    # no finite step produces) is still an error
+    def _loss(self, V: np.ndarray) -> float:
         tau, _, _ = self._offsets(V)
         Z = self.X @ V.T / self.t + tau[None, :]
         return float((special.logsumexp(Z, axis=1).sum() - np.trace(Z)) / self.t)
 
-    def loss_grad(self, V) -> np.ndarray:
-        r""":math:`\nabla L(V) = (P - I)^\top X / t^2` at the optimal offsets (envelope theorem)."""
-        V = self._check_V(V)
+    def _loss_grad(self, V: np.ndarray) -> np.ndarray:
         _, P, _ = self._offsets(V)
         G = P.T @ self.X
         G -= self.X
         return G / self.t**2
 
-    def loss_hvp(self, V, W) -> np.ndarray:
-        r""":math:`\nabla^2 L(V)[W]`, including the implicit motion of :math:`\tau^\star` (module notes)."""
-        V, W = self._check_V(V), self._check_V(W)
+    def _loss_hvp(self, V: np.ndarray, W: np.ndarray) -> np.ndarray:
         _, P, _ = self._offsets(V)
         t = self.t
 
@@ -304,16 +343,22 @@ class Discriminative(Relaxation):
         dA = self.X @ W.T / t
         rhs = -h(dA).sum(axis=0)
         H = np.diag(P.sum(axis=0)) - P.T @ P + np.full((t, t), 1.0 / t)
-        dtau = np.linalg.solve(H, rhs)
+        dtau = _solve_semidefinite(H, rhs)
         dP = h(dA + dtau[None, :])
         return dP.T @ self.X / t**2
 
+    def omega_problem(self) -> OmegaRegularized:
+        r"""(29) as the problem of the conditional-gradient solver: :math:`L(V) +
+        \tfrac{\alpha}{2}\Omega^2(V)` from V = 0."""
+        return OmegaRegularized(self._loss, self._loss_grad, (self.t, self.n), self.n_clusters, self.alpha,
+                                domain=self.domain, loss_hvp=self._loss_hvp)
+
     # -- the contract --------------------------------------------------------------------------
     def objective(self, X) -> float:
-        r""":math:`L(V) + \tfrac{\gamma}{2}\Omega^2(V)` of (29) for the candidate ``V`` (= ``X``), with
+        r""":math:`L(V) + \tfrac{\alpha}{2}\Omega^2(V)` of (29) for the candidate ``V`` (= ``X``), with
         the offsets minimised out: the optimal value of :func:`discriminative_problem` at that V."""
-        V = self._check_V(X)
-        return float(self.loss(V) + 0.5 * self.gamma * omega(V, self.n_clusters, domain=self.domain) ** 2)
+        V = self._check_V(X, "X")
+        return float(self._loss(V) + 0.5 * self.alpha * omega(V, self.n_clusters, domain=self.domain) ** 2)
 
     def recover_M(self, V) -> np.ndarray:
         r"""The M of (28) for V: ``omega_optimal_M(V)``, attaining :math:`\Omega^2(V)` in the domain."""
@@ -327,7 +372,7 @@ class Discriminative(Relaxation):
         V = M Upsilon); ``offsets``: :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty` achieved by the
         offset solve (the constraint :math:`\Omega^\top\mathbf{1} = \mathbf{1}` of (25)).
         """
-        V = self._check_V(X)
+        V = self._check_V(X, "X")
         M = self.recover_M(V)
         res = (residuals_M2 if self.domain == "M2" else residuals_M3)(M, self.n_clusters)
         proj = M @ np.linalg.lstsq(M, V, rcond=None)[0]
@@ -339,39 +384,23 @@ class Discriminative(Relaxation):
         r"""A certified lower bound on the optimal value of (29) from any V (to the accuracy of
         the offset solve):
 
-        .. math::  L(V) - \langle \nabla L(V), V\rangle - \frac{\Omega_*(\nabla L(V))^2}{2\gamma}.
+        .. math::  L(V) - \langle \nabla L(V), V\rangle - \frac{\Omega_*(\nabla L(V))^2}{2\alpha}.
         """
         V = self._check_V(V)
-        G = self.loss_grad(V)
+        G = self._loss_grad(V)
         dual = omega_dual(G, self.n_clusters, domain=self.domain)
-        return float(self.loss(V) - np.vdot(G, V) - dual**2 / (2 * self.gamma))
+        return float(self._loss(V) - np.vdot(G, V) - dual**2 / (2 * self.alpha))
 
     def dual_bound_from_reference(self, problem: cp.Problem) -> float | None:
         V = self.primary_variable(problem).value
         return None if V is None else self.lower_bound(np.asarray(V, dtype=float))
 
     def solve(self, method: str = "auto", **options) -> Result:
-        """Solve (see :class:`Discriminative`); the result also carries ``M`` and ``tau``."""
+        """Solve (see :class:`Discriminative`); ``extras`` of the result: ``M`` (recovered from V,
+        :meth:`recover_M`) and ``tau`` (the optimal offsets, :meth:`offsets`)."""
         result = super().solve(method, **options)
-        result.M = self.recover_M(result.X)
-        result.tau = self.offsets(result.X)
-        return result
+        extras = {**result.extras, "M": self.recover_M(result.X), "tau": self.offsets(result.X)}
+        return dataclasses.replace(result, extras=extras)
 
 
-@Discriminative.register_solver("conditional-gradient")
-def discriminative_gradient_solver(relaxation: Discriminative, *, tol: float = 1e-6, max_iter: int = 1000,
-                                   time_limit: float = np.inf, local_search: bool = True,
-                                   local_search_iter: int = 30, svd_solver: str = "auto", random_state=None,
-                                   verbose: bool = False) -> Result:
-    r"""Solve (29) by Algorithm 1 with local search on :math:`L(V) + \tfrac{\gamma}{2}\Omega^2(V)`;
-    see :func:`~cvxclust.bregman._conditional_gradient.conditional_gradient` (same options as
-    the ``Conditional`` solver). ``X`` = V, ``dual_bound`` = the certified lower bound."""
-    r = relaxation
-    out = conditional_gradient(
-        r.loss, r.loss_grad, (r.t, r.n), r.n_clusters, r.gamma, domain=r.domain, loss_hvp=r.loss_hvp,
-        local_search=local_search, local_search_iter=local_search_iter, tol=tol, max_iter=max_iter,
-        time_limit=time_limit, svd_solver=svd_solver, random_state=random_state, verbose=verbose,
-        method="conditional-gradient",
-    )
-    return r.make_result(out.T, status=out.status, method="conditional-gradient", iterations=out.iterations,
-                         time=out.time, dual_bound=out.lower_bound, history=out.history)
+Discriminative.register_solver("conditional-gradient", ConditionalGradient)

@@ -28,8 +28,8 @@ is :math:`\frac12\mathrm{tr}(W^\top M^\dagger W)` for the stacked :math:`W`; the
 :math:`\mathrm{Im}(W) \subseteq \mathrm{Im}(M)` is that of both blocks). The paper's Section 6.4
 uses :math:`\mathcal{M}_2`; ``domain="M3"`` is the statement above.
 
-Our solver: a change of variables, no engine change
----------------------------------------------------
+The solver: a change of variables
+---------------------------------
 In the scaled variable :math:`W = [\mathbf{w}_0, W_1] = [\sqrt\beta\,\mathbf{u}, \sqrt\alpha\,T]`
 (t x (1 + n)), (33) is :math:`\min_W \Lambda(W) + \frac12\Omega^2(W)` with
 
@@ -39,7 +39,7 @@ In the scaled variable :math:`W = [\mathbf{w}_0, W_1] = [\sqrt\beta\,\mathbf{u},
         + \frac1t L\Big(\frac{W_1}{\sqrt\alpha}\Big),
 
 convex and smooth on its domain, which is exactly the shape
-:func:`~cvxclust.bregman._conditional_gradient.conditional_gradient` solves (weight 1). Its
+:class:`~cvxclust.bregman._conditional_gradient.ConditionalGradient` solves (weight 1). Its
 derivatives, with :math:`\mathbf{p} = \mathrm{softmax}(\mathbf{u}/t)`:
 
 .. math::
@@ -50,7 +50,7 @@ derivatives, with :math:`\mathbf{p} = \mathrm{softmax}(\mathbf{u}/t)`:
     \nabla^2_{\mathbf{w}_0}\Lambda\,[\mathbf{v}] = \frac{\mathrm{Diag}(\mathbf{p})\mathbf{v} - \mathbf{p}\,(\mathbf{p}^\top\mathbf{v})}{\beta t^2},\qquad
     \nabla^2_{W_1}\Lambda\,[V] = \frac{\nabla^2F^*(T)[V]}{\alpha t}.
 
-The certified bound of the engine (Fenchel duality with :math:`h = \frac12\Omega^2`) is a bound on
+The certified bound of the solver (Fenchel duality with :math:`h = \frac12\Omega^2`) is a bound on
 (33) itself, the change of variables being a bijection. The prior part is bounded below:
 :math:`g(\mathbf{u}/t) \ge \max_i u_i/t`, so :math:`g - \mathbf{1}^\top\mathbf{u}/t \ge -\|\mathbf{u}\|_1/t`,
 dominated by :math:`\frac{\beta}{2}\Omega^2 \ge \frac{\beta}{2}\|\mathbf{u}\|^2` (Omega dominates the
@@ -62,13 +62,18 @@ The primary variable is the unscaled stacked matrix :math:`[\mathbf{u}, T]` (t x
 is u, the others T. M is recovered as ``omega_optimal_M(W*)`` (footnote 2). The paper gives no
 recipe for the prior w from a relaxed solution; its relaxed prior term
 :math:`g(\mathbf{u}/t)` is the log-partition of a distribution over the examples,
-:math:`\mathrm{softmax}(\mathbf{u}/t)`, so given a partition (after rounding) we report the mass it
+:math:`\mathrm{softmax}(\mathbf{u}/t)`, so given a partition (after rounding) the relaxation reports the mass it
 puts on each cluster, :math:`q_j = \sum_{i \in C_j}\mathrm{softmax}(\mathbf{u}/t)_i`
-(:meth:`Joint.cluster_prior`). This reading is ours, not the paper's; for an exact M and
+(:meth:`Joint.cluster_prior`). This reading is not the paper's; for an exact M and
 :math:`\mathbf{u} = Y\mathbf{w}` it is :math:`q_j \propto n_j e^{w_j/t}`.
+
+Reference: H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence
+Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import cvxpy as cp
 import numpy as np
@@ -76,15 +81,13 @@ from scipy import special
 
 from .._checks import check_labels, check_positive
 from .._relaxation import Relaxation, Result
-from ._conditional import _hessian_vector, _set_data
-from ._conditional_gradient import conditional_gradient
-from ._problem import joint_problem
+from ._conditional import check_point, conjugate_hessian_vector, set_data
+from ._conditional_gradient import ConditionalGradient, OmegaRegularized
 from ._omega import omega, omega_dual, omega_optimal_M
+from ._problem import joint_problem
 from .sets import residuals_M2, residuals_M3
 
-__all__ = ["Joint", "joint_problem", "joint_gradient_solver"]
-
-_DOMAINS = ("M2", "M3")
+__all__ = ["Joint", "joint_problem"]
 
 
 class Joint(Relaxation):
@@ -97,13 +100,13 @@ class Joint(Relaxation):
 
     Methods: ``"reference"`` (cvxpy, :func:`joint_problem`) and ``"conditional-gradient"``
     (default; Algorithm 1 with local search on the scaled variable, see the module notes). Every
-    result holds ``[u, T]`` in ``result.X``, and ``result.u``, ``result.T``, the recovered
-    ``result.M`` and the example prior ``result.example_prior`` = softmax(u / t).
+    result holds ``[u, T]`` in ``result.X``, and in ``result.extras``: ``u``, ``T``, the
+    recovered ``M`` and the example prior ``example_prior`` = softmax(u / t).
 
     Parameters
     ----------
     X : array_like of shape (t, n)
-        Data in the domain of F.
+        Data in the domain of F.  Copied.
     divergence : str or Divergence
         Any divergence of :func:`~cvxclust.bregman.divergences.get_divergence`.
     n_clusters : int
@@ -123,7 +126,7 @@ class Joint(Relaxation):
 
     def __init__(self, X, divergence, n_clusters: int, *, alpha: float = 1e-2, beta: float = 1e-2,
                  domain: str = "M2", W=None):
-        _set_data(self, X, divergence, n_clusters, alpha, domain, W)
+        set_data(self, X, divergence, n_clusters, alpha, domain, W)
         check_positive(beta, "beta")
         self.beta = float(beta)
         # W = Z * scale (columnwise): [sqrt(beta) u, sqrt(alpha) T]
@@ -135,15 +138,32 @@ class Joint(Relaxation):
                              domain=self.domain, W=getattr(self.divergence, "W", None))
 
     # -- the loss in the unscaled variable Z = [u, T] ----------------------------------------
-    def _check_Z(self, Z) -> np.ndarray:
-        Z = np.asarray(Z, dtype=float)
-        if Z.shape != (self.t, self.n + 1):
-            raise ValueError(f"Z must have shape {(self.t, self.n + 1)} (the stacked [u, T]), got {Z.shape}")
-        return Z
+    def _check_Z(self, Z, name: str = "Z") -> np.ndarray:
+        try:
+            return check_point(Z, (self.t, self.n + 1), name)
+        except ValueError as error:
+            raise ValueError(f"{error} ({name} is the stacked [u, T])") from None
 
     def loss(self, Z) -> float:
         r""":math:`g(\mathbf{u}/t) - \mathbf{1}^\top\mathbf{u}/t + L(T)/t`; ``inf`` outside dom L."""
+        return self._loss(self._check_Z(Z))
+
+    def loss_grad(self, Z) -> np.ndarray:
+        r"""Gradient in :math:`[\mathbf{u}, T]`: :math:`[(\mathrm{softmax}(\mathbf{u}/t) - \mathbf{1})/t,\ (f^{-1}(T) - X)/t]`,
+        for T in the domain of F*."""
         Z = self._check_Z(Z)
+        self.divergence.check_dual_domain(Z[:, 1:], "T")
+        return self._loss_grad(Z)
+
+    def loss_hvp(self, Z, V) -> np.ndarray:
+        r"""Hessian-vector product in :math:`[\mathbf{u}, T]` (block diagonal, see the module notes),
+        for T in the domain of F*."""
+        Z = self._check_Z(Z)
+        self.divergence.check_dual_domain(Z[:, 1:], "T")
+        return self._loss_hvp(Z, self._check_Z(V, "V"))
+
+    # unchecked, for the solver's inner loops (which may probe points outside dom L)
+    def _loss(self, Z: np.ndarray) -> float:
         u, T = Z[:, 0], Z[:, 1:]
         if not np.all(np.isfinite(Z)) or not np.all(self.divergence._in_dual_domain(T)):
             return np.inf
@@ -153,22 +173,18 @@ class Joint(Relaxation):
             return np.inf
         return float(special.logsumexp(u / self.t) - u.sum() / self.t + L / self.t)
 
-    def loss_grad(self, Z) -> np.ndarray:
-        r"""Gradient in :math:`[\mathbf{u}, T]`: :math:`[(\mathrm{softmax}(\mathbf{u}/t) - \mathbf{1})/t,\ (f^{-1}(T) - X)/t]`."""
-        Z = self._check_Z(Z)
+    def _loss_grad(self, Z: np.ndarray) -> np.ndarray:
         u, T = Z[:, 0], Z[:, 1:]
         out = np.empty_like(Z)
         out[:, 0] = (special.softmax(u / self.t) - 1.0) / self.t
         out[:, 1:] = self.divergence.dual_divergence_grad(T, self.X) / self.t
         return out
 
-    def loss_hvp(self, Z, V) -> np.ndarray:
-        r"""Hessian-vector product in :math:`[\mathbf{u}, T]` (block diagonal, see the module notes)."""
-        Z, V = self._check_Z(Z), self._check_Z(V)
+    def _loss_hvp(self, Z: np.ndarray, V: np.ndarray) -> np.ndarray:
         p = special.softmax(Z[:, 0] / self.t)
         out = np.empty_like(Z)
         out[:, 0] = (p * V[:, 0] - p * (p @ V[:, 0])) / self.t**2
-        HT = _hessian_vector(self.divergence, Z[:, 1:], V[:, 1:])
+        HT = conjugate_hessian_vector(self.divergence, Z[:, 1:], V[:, 1:])
         if HT is None:
             h = 1e-7 * max(1.0, np.abs(Z[:, 1:]).max()) / max(np.abs(V[:, 1:]).max(), 1e-300)
             Th = Z[:, 1:] + h * V[:, 1:]
@@ -177,6 +193,25 @@ class Joint(Relaxation):
         out[:, 1:] = HT / self.t
         return out
 
+    def omega_problem(self) -> OmegaRegularized:
+        r"""(33) as the problem of the conditional-gradient solver, in the scaled variable
+        :math:`W = [\sqrt\beta\,\mathbf{u}, \sqrt\alpha\,T]` (weight 1; ``scale`` maps it to
+        ``[u, T]``), from :meth:`initial_point`."""
+        scale = self._scale
+
+        def loss(Wm):
+            return self._loss(Wm / scale)
+
+        def grad(Wm):
+            return self._loss_grad(Wm / scale) / scale
+
+        def hvp(Wm, V):
+            return self._loss_hvp(Wm / scale, V / scale) / scale
+
+        Z0 = self.initial_point()
+        return OmegaRegularized(loss, grad, (self.t, self.n + 1), self.n_clusters, 1.0, domain=self.domain,
+                                loss_hvp=hvp, start=None if Z0 is None else Z0 * scale, scale=scale)
+
     def scaled(self, Z) -> np.ndarray:
         r"""The variable of Omega: :math:`[\sqrt\beta\,\mathbf{u}, \sqrt\alpha\,T]`."""
         return self._check_Z(Z) * self._scale
@@ -184,8 +219,8 @@ class Joint(Relaxation):
     # -- the contract --------------------------------------------------------------------------
     def objective(self, X) -> float:
         r"""The objective of (33) at the candidate ``[u, T]`` (= ``X``); ``inf`` outside dom L."""
-        Z = self._check_Z(X)
-        return float(self.loss(Z) + 0.5 * omega(self.scaled(Z), self.n_clusters, domain=self.domain) ** 2)
+        Z = self._check_Z(X, "X")
+        return float(self._loss(Z) + 0.5 * omega(Z * self._scale, self.n_clusters, domain=self.domain) ** 2)
 
     def recover_M(self, Z) -> np.ndarray:
         r"""The M of (32): ``omega_optimal_M([sqrt(beta) u, sqrt(alpha) T])``."""
@@ -196,7 +231,7 @@ class Joint(Relaxation):
         :func:`~cvxclust.bregman.sets.residuals_M2` (or ``residuals_M3``), ``domain`` (fraction of
         entries of T outside dom F*) and ``range`` (:math:`\|W - MM^\dagger W\|_F/\|W\|_F` for the
         scaled W, the condition Im(W) in Im(M) of (32))."""
-        Z = self._check_Z(X)
+        Z = self._check_Z(X, "X")
         Wm = self.scaled(Z)
         M = self.recover_M(Z)
         res = (residuals_M2 if self.domain == "M2" else residuals_M3)(M, self.n_clusters)
@@ -211,10 +246,10 @@ class Joint(Relaxation):
         :math:`\Lambda(W) - \langle\nabla\Lambda(W), W\rangle - \Omega_*(\nabla\Lambda(W))^2/2` in the
         scaled variable (module notes); ``-inf`` outside dom L."""
         Z = self._check_Z(Z)
-        value = self.loss(Z)
+        value = self._loss(Z)
         if not np.isfinite(value):
             return -np.inf
-        G = self.loss_grad(Z) / self._scale  # gradient in W
+        G = self._loss_grad(Z) / self._scale  # gradient in W
         dual = omega_dual(G, self.n_clusters, domain=self.domain)
         return float(value - np.vdot(G, self.scaled(Z)) - 0.5 * dual**2)
 
@@ -225,22 +260,22 @@ class Joint(Relaxation):
     def initial_point(self) -> np.ndarray | None:
         r"""``None`` (start at 0) when L(0) is finite; otherwise (Itakura-Saito) u = 0 and the
         one-cluster :math:`T = \mathbf{1}f(\bar x)^\top`, :math:`\bar x` the mean data row."""
-        if np.isfinite(self.loss(np.zeros((self.t, self.n + 1)))):
+        if np.isfinite(self._loss(np.zeros((self.t, self.n + 1)))):
             return None
         Z = np.zeros((self.t, self.n + 1))
         Z[:, 1:] = self.divergence.transfer(self.X.mean(axis=0, keepdims=True))
         return Z
 
-    def cluster_prior(self, labels, u=None) -> np.ndarray:
+    def cluster_prior(self, labels, u) -> np.ndarray:
         r"""The cluster prior :math:`q_j = \sum_{i: y_i = j}\mathrm{softmax}(\mathbf{u}/t)_i` of a
-        partition (our reading, see the module notes).
+        partition (a reading of the relaxed prior, see the module notes).
 
         Parameters
         ----------
         labels : array_like of shape (t,)
-            Cluster labels in ``0 .. n_clusters - 1`` (e.g. from rounding ``result.M``).
-        u : array_like of shape (t,), optional
-            The prior parameters; those of the last :meth:`solve` if None.
+            Cluster labels in ``0 .. n_clusters - 1`` (e.g. from rounding ``result.extras["M"]``).
+        u : Result or array_like of shape (t,)
+            The prior parameters: a result of :meth:`solve` (its ``extras["u"]``) or the vector.
 
         Returns
         -------
@@ -248,50 +283,26 @@ class Joint(Relaxation):
             Nonnegative, summing to one.
         """
         labels = check_labels(labels, self.t, self.n_clusters)
-        if u is None:
-            if getattr(self, "_last_u", None) is None:
-                raise ValueError("u must be given before solve() has been called")
-            u = self._last_u
-        u = np.asarray(u, dtype=float)
+        if isinstance(u, Result):
+            if "u" not in u.extras:
+                raise ValueError("u must be a result of Joint.solve (with extras['u']) or a vector")
+            u = u.extras["u"]
+        try:
+            u = np.asarray(u, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"u must be a finite vector of length {self.t}") from None
         if u.shape != (self.t,) or not np.all(np.isfinite(u)):
             raise ValueError(f"u must be a finite vector of length {self.t}")
         return np.bincount(labels, weights=special.softmax(u / self.t), minlength=self.n_clusters)
 
     def solve(self, method: str = "auto", **options) -> Result:
-        """Solve (see :class:`Joint`); the result also carries ``u``, ``T``, ``M`` and ``example_prior``."""
+        """Solve (see :class:`Joint`); ``extras`` of the result: ``u`` and ``T`` (the columns of
+        ``X``), ``M`` (recovered, :meth:`recover_M`) and ``example_prior`` (softmax(u / t))."""
         result = super().solve(method, **options)
-        result.u, result.T = result.X[:, 0].copy(), result.X[:, 1:].copy()
-        result.M = self.recover_M(result.X)
-        result.example_prior = special.softmax(result.u / self.t)
-        self._last_u = result.u
-        return result
+        u, T = result.X[:, 0].copy(), result.X[:, 1:].copy()
+        extras = {**result.extras, "u": u, "T": T, "M": self.recover_M(result.X),
+                  "example_prior": special.softmax(u / self.t)}
+        return dataclasses.replace(result, extras=extras)
 
 
-@Joint.register_solver("conditional-gradient")
-def joint_gradient_solver(relaxation: Joint, *, tol: float = 1e-6, max_iter: int = 1000, time_limit: float = np.inf,
-                          local_search: bool = True, local_search_iter: int = 30, svd_solver: str = "auto",
-                          random_state=None, verbose: bool = False) -> Result:
-    r"""Solve (33) by Algorithm 1 with local search on the scaled variable
-    :math:`W = [\sqrt\beta\,\mathbf{u}, \sqrt\alpha\,T]` (weight 1); options as for the
-    ``Conditional`` solver. ``X`` = ``[u, T]``, ``dual_bound`` = the certified lower bound."""
-    r = relaxation
-    scale = r._scale
-
-    def loss(Wm):
-        return r.loss(Wm / scale)
-
-    def grad(Wm):
-        return r.loss_grad(Wm / scale) / scale
-
-    def hvp(Wm, V):
-        return r.loss_hvp(Wm / scale, V / scale) / scale
-
-    Z0 = r.initial_point()
-    out = conditional_gradient(
-        loss, grad, (r.t, r.n + 1), r.n_clusters, 1.0, domain=r.domain, loss_hvp=hvp,
-        T0=None if Z0 is None else Z0 * scale, local_search=local_search, local_search_iter=local_search_iter,
-        tol=tol, max_iter=max_iter, time_limit=time_limit, svd_solver=svd_solver, random_state=random_state,
-        verbose=verbose, method="conditional-gradient",
-    )
-    return r.make_result(out.T / scale, status=out.status, method="conditional-gradient",
-                         iterations=out.iterations, time=out.time, dual_bound=out.lower_bound, history=out.history)
+Joint.register_solver("conditional-gradient", ConditionalGradient)

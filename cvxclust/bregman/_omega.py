@@ -25,7 +25,7 @@ Algorithm 1, is built from the top ``d - 1`` singular triplets of R.
 
 Footnote 1 of the paper states that the same holds when M ranges over
 :math:`\mathcal{M}_2 = \{0 \preceq M \preceq I,\ \mathrm{tr}(M) \le d,\ M\mathbf{1} = \mathbf{1}\}`
-(the set the experiments of Section 6 use; its Appendix B is not in our copy of the paper).
+(the set the experiments of Section 6 use).
 Every function here takes ``domain="M2"`` for that variant.  By Lemma 1,
 :math:`M = P + J` with :math:`J = \mathbf{1}\mathbf{1}^\top/t`, :math:`P \in \mathcal{M}_3`,
 :math:`P\mathbf{1} = 0`, and since P and J act on orthogonal subspaces,
@@ -38,9 +38,11 @@ Every function here takes ``domain="M2"`` for that variant.  By Lemma 1,
 
 (the optimal P for HT has its range in Im(HT), orthogonal to the ones vector, so the extra
 constraint ``P 1 = 0`` costs nothing; the dual of an l2-sum of norms on orthogonal subspaces
-is the l2-sum of the duals).  This derivation is ours; the tests check it against the SDP.
+is the l2-sum of the duals).  The tests check these identities against the SDPs.
 
-The cvxpy statements are the matrix-fractional SDP (Schur complement)
+The cvxpy statements (:mod:`cvxclust.bregman._problem`: :func:`omega_squared_problem`,
+:func:`omega_dual_problem`, :func:`omega_dual_squared_problem`) are the matrix-fractional SDP
+(Schur complement)
 
 .. math::
 
@@ -57,25 +59,21 @@ form :math:`\Omega_*^2(R) = \max_{M \in \mathcal{M}_3} \mathrm{tr}(R^\top M R)` 
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse.linalg as spla
 from sklearn.utils import check_random_state
 
 from .._checks import check_choice, check_data_matrix, check_int_range, check_n_clusters
-from ._problem import _lifted_constraints
-from .sets import constraints_M2, constraints_M3
 
 __all__ = [
     "omega",
     "omega_dual",
-    "omega_dual_problem",
-    "omega_dual_squared_problem",
     "omega_dual_subgradient",
     "omega_eigenvalues",
     "omega_optimal_M",
-    "omega_squared_problem",
+    "omega_squared_gradient",
     "omega_squared_value",
+    "variational_basis",
 ]
 
 _DOMAINS = ("M3", "M2")
@@ -413,99 +411,49 @@ def omega_dual_subgradient(R, n_clusters: int, *, domain: str = "M3", svd_solver
     return (G, value) if return_value else G
 
 
-# -- cvxpy statements ---------------------------------------------------------------------------
+# -- the variational form ----------------------------------------------------------------------
 
 
-def omega_squared_problem(T, n_clusters: int, *, domain: str = "M3") -> cp.Problem:
-    r"""The matrix-fractional SDP whose optimal value is :math:`\Omega^2(T)`; builds, never solves.
+def variational_basis(T: np.ndarray, d: int, domain: str = "M2") -> tuple[np.ndarray, np.ndarray]:
+    r"""``(U, sigma)`` with :math:`M^\star = U\,\mathrm{diag}(\sigma)\,U^\top` the matrix attaining
+    :math:`\Omega^2(T)` (as :func:`~cvxclust.bregman._omega.omega_optimal_M`), restricted to
+    :math:`\sigma > 0`: U has orthonormal columns spanning Im(M*) and
+    :math:`\mathrm{tr}(T^\top M^{\star\dagger} T) = \sum_i \|U_{:i}^\top T\|^2/\sigma_i = \Omega^2(T)`.
 
-    ::
-
-        minimize    tr(S)
-        subject to  [[M, T], [T^T, S]] >> 0     (constraint 0: S >> T^T M^+ T, Im T in Im M)
-                    M >> 0                      (constraint 1)
-                    I - M >> 0                  (constraint 2)
-                    tr(M) <= d - 1              (constraint 3)           domain="M3", (12)
-                    tr(M) <= d,  M 1 = 1        (constraints 3, 4)        domain="M2"
-
-    Parameters
-    ----------
-    T : array_like of shape (t, n)
-        Becomes the ``cp.Parameter`` named ``"T"`` (set ``.value`` to re-solve).
-    n_clusters : int
-        d, with ``2 <= d <= t``.
-    domain : {"M3", "M2"}, default="M3"
-
-    Returns
-    -------
-    cvxpy.Problem
-        Variables ``"M"`` (t x t) and ``"S"`` (n x n); at the optimum M is a minimiser of (17).
+    For ``domain="M2"`` the column :math:`\mathbf{1}/\sqrt t` (eigenvalue 1 of :math:`M = P + J`)
+    is appended to the M3 basis of :math:`HT`.
     """
-    T, d = _check_matrix(T, "T", n_clusters, domain)
-    Tp = cp.Parameter(T.shape, name="T", value=T)
-    _, S, constraints = _lifted_constraints(Tp, d, domain)
-    return cp.Problem(cp.Minimize(cp.trace(S)), constraints)
+    T, d = _check_matrix(T, "T", d, domain)
+    t = T.shape[0]
+    A = T - T.mean(axis=0) if domain == "M2" else T
+    U, sv, _ = np.linalg.svd(A, full_matrices=False)
+    sv = np.where(sv > sv.max(initial=0.0) * max(T.shape) * np.finfo(float).eps, sv, 0.0)
+    if domain == "M2":
+        # HT's singular vectors for nonzero singular values are orthogonal to 1; near-null ones
+        # (singular values of round-off size that passed the threshold) mix with 1, and with a
+        # tiny sigma they blow tr(T' M^+ T) up through the 1'T part
+        sv = np.where(np.abs(U.sum(axis=0)) <= 1e-8 * np.sqrt(t), sv, 0.0)
+    sigma = omega_eigenvalues(sv, d)
+    keep = sigma > 0
+    U, sigma = U[:, keep], sigma[keep]
+    if domain == "M2":
+        U = np.column_stack([U, np.full(t, 1.0 / np.sqrt(t))])
+        sigma = np.append(sigma, 1.0)
+    return U, sigma
 
 
-def omega_dual_problem(R, n_clusters: int, *, domain: str = "M3") -> cp.Problem:
-    r"""The dual norm by its definition, :math:`\Omega_*(R) = \max_{\Omega(T) \le 1} \langle R, T\rangle`,
-    over the lifted unit ball of Omega; builds, never solves.
+def omega_squared_gradient(T: np.ndarray, d: int, domain: str = "M2") -> tuple[float, np.ndarray]:
+    r"""``(Omega^2(T), 2 M^+ T)`` with ``M = U diag(sigma) U^T`` from :func:`variational_basis`.
 
-    ::
-
-        maximize    <R, T>
-        subject to  [[M, T], [T^T, S]] >> 0,  tr(S) <= 1,  M in M3 (or M2)
-
-    Parameters
-    ----------
-    R : array_like of shape (t, n)
-        Becomes the ``cp.Parameter`` named ``"R"``.
-    n_clusters : int
-        d, with ``2 <= d <= t``.
-    domain : {"M3", "M2"}, default="M3"
-
-    Returns
-    -------
-    cvxpy.Problem
-        Variables ``"T"``, ``"M"``, ``"S"``; at the optimum T is a subgradient of Omega_* at R.
+    :math:`\Omega^2` is the spectral function :math:`f(s(T))` of (18); f is differentiable at every
+    s > 0 with :math:`\partial f/\partial s_i = 2 s_i/\sigma_i` (envelope theorem: the minimising
+    :math:`\sigma` of (18) is unique there), so by Lewis' theorem on spectral functions
+    :math:`\nabla\Omega^2(T) = 2U\mathrm{diag}(s/\sigma)V^\top = 2M^{\star\dagger}T` wherever T has
+    no zero singular value (for M2: HT, with the JT part contributing 2JT). Elsewhere it is a
+    subgradient: the value of the variational bound :math:`\mathrm{tr}(T^\top M^\dagger T)`
+    at fixed :math:`M = M^\star` has this gradient and touches :math:`\Omega^2` at T.
     """
-    R, d = _check_matrix(R, "R", n_clusters, domain)
-    Rp = cp.Parameter(R.shape, name="R", value=R)
-    T = cp.Variable(R.shape, name="T")
-    _, S, constraints = _lifted_constraints(T, d, domain)
-    constraints.append(cp.trace(S) <= 1)
-    return cp.Problem(cp.Maximize(cp.sum(cp.multiply(Rp, T))), constraints)
-
-
-def omega_dual_squared_problem(R, n_clusters: int, *, domain: str = "M3") -> cp.Problem:
-    r"""The conjugate form :math:`\Omega_*^2(R) = \max_{M \in \mathcal{M}_3} \mathrm{tr}(R^\top M R)`,
-    a linear SDP; builds, never solves.
-
-    ::
-
-        maximize    <M, R R^T>
-        subject to  M >> 0,  I - M >> 0,  tr(M) <= d - 1     (M2: tr(M) <= d, M 1 = 1)
-
-    The optimum is the sum of the top ``d - 1`` eigenvalues of :math:`RR^\top` (Ky Fan), and an
-    optimal M projects onto the span of the top ``d - 1`` left singular vectors of R.
-
-    Parameters
-    ----------
-    R : array_like of shape (t, n)
-        Enters through the symmetric ``cp.Parameter`` named ``"RRt"`` holding ``R @ R.T``
-        (``tr(R^T M R)`` with R a parameter would not be DPP).
-    n_clusters : int
-        d, with ``2 <= d <= t``.
-    domain : {"M3", "M2"}, default="M3"
-
-    Returns
-    -------
-    cvxpy.Problem
-        Variable ``"M"`` (t x t).
-    """
-    R, d = _check_matrix(R, "R", n_clusters, domain)
-    t = R.shape[0]
-    gram = R @ R.T
-    RRt = cp.Parameter((t, t), symmetric=True, name="RRt", value=(gram + gram.T) / 2)
-    M = cp.Variable((t, t), symmetric=True, name="M")
-    return cp.Problem(cp.Maximize(cp.trace(M @ RRt)), (constraints_M3(M, d) if domain == "M3" else constraints_M2(M, d)))
+    U, sigma = variational_basis(T, d, domain)
+    C = U.T @ T
+    value = float(np.sum(C * C / sigma[:, None]))
+    return value, 2.0 * U @ (C / sigma[:, None])

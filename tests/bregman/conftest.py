@@ -1,5 +1,5 @@
 """Shared by the bregman tests: one BLAS thread (the solvers make many small eigendecompositions,
-which OpenBLAS slows down when it spreads them over threads on a loaded machine), and the cvxpy
+which OpenBLAS slows down when it spreads them over threads), and the cvxpy
 reference solve that every scalable solver is checked against."""
 
 import warnings

@@ -11,7 +11,7 @@ from cvxclust.bregman import Conditional, Discriminative, Joint
 
 RELAXATIONS = {
     "conditional": lambda X: Conditional(X, "kl", 3, alpha=0.5),
-    "discriminative": lambda X: Discriminative(X, 3, gamma=1e-3),
+    "discriminative": lambda X: Discriminative(X, 3, alpha=1e-3),
     "joint": lambda X: Joint(X, "kl", 3, alpha=0.5, beta=0.1, domain="M3"),
 }
 

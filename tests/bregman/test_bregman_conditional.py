@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from cvxclust.bregman._conditional import Conditional, conditional_problem
-from cvxclust.bregman._conditional_gradient import line_search, omega_squared_gradient
-from cvxclust.bregman._omega import omega
+from cvxclust.bregman._cg_steps import line_search
+from cvxclust.bregman._omega import omega, omega_squared_gradient
 from cvxclust.bregman.sets import residuals_M2, residuals_M3
 
 
@@ -43,7 +43,7 @@ def test_conditional_gradient_matches_reference(kind, t, n, d, domain, reference
     assert res.max_residual <= 1e-5
     assert np.linalg.norm(res.X - ref.X) / np.linalg.norm(ref.X) <= 1e-3
     # the recovered M lies in the set and attains Omega^2(T)
-    M = res.M
+    M = res.extras["M"]
     viol = (residuals_M2 if domain == "M2" else residuals_M3)(M, d)
     assert max(viol.values()) <= 1e-5
     attained = np.trace(res.X.T @ np.linalg.pinv(M, rcond=1e-10) @ res.X)
@@ -127,8 +127,8 @@ def test_omega_squared_gradient_finite_differences(domain, d):
 def test_omega_squared_variational_value_of_a_nearly_low_rank_matrix(seed):
     """A nearly low-rank T with a large mean (as the joint model's iterates): HT's near-null left
     singular vectors, with singular values of order 1e-12, mix with 1 through round-off; they
-    must not enter the M2 basis (they once gave tr(T' M^+ T) = 1.6e6 for Omega^2 = 35 and made
-    the joint model's local search climb)."""
+    must not enter the M2 basis (with a tiny sigma they would blow tr(T' M^+ T) up far above
+    Omega^2 and make the joint model's local search climb)."""
     rng = np.random.default_rng(seed)
     T = (rng.standard_normal((30, 8)) @ rng.standard_normal((8, 34)) + 1e-12 * rng.standard_normal((30, 34))
          + 5.0 * rng.standard_normal((1, 34)))
@@ -166,7 +166,81 @@ def test_bad_input():
     relax = Conditional(X, "kl", 2)
     with pytest.raises(ValueError, match="Unknown method"):
         relax.solve("newton")
-    with pytest.raises(ValueError, match="T must have shape"):
+    with pytest.raises(ValueError, match="X must have shape"):
         relax.objective(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="local_search"):
         relax.solve(local_search="yes")
+
+
+def test_engine_without_a_relaxation_returns_a_certified_result():
+    """conditional_gradient on callables: a cvxclust.Result whose X is T, with the norm bound
+    of Algorithm 1 in extras, the certified bound below the relaxation's optimum, and the start
+    point left unchanged."""
+    from cvxclust import Result
+    from cvxclust.bregman._conditional_gradient import conditional_gradient
+
+    X = make_data("kl", 15, 3, 3, seed=4)
+    relax = Conditional(X, "kl", 3, alpha=0.5)
+    T0 = np.full(X.shape, 0.1)
+    T0_copy = T0.copy()
+    res = conditional_gradient(relax.loss, relax.loss_grad, X.shape, 3, 0.5, loss_hvp=relax.loss_hvp, T0=T0,
+                               tol=1e-7)
+    np.testing.assert_array_equal(T0, T0_copy)
+    assert isinstance(res, Result) and res.method == "conditional-gradient" and res.status == "optimal"
+    assert res.residuals == {} and res.relative_gap <= 1e-7
+    assert set(res.extras) == {"norm_bound"}
+    assert res.extras["norm_bound"] == pytest.approx(omega(res.X, 3, domain="M2"), rel=1e-9)
+    assert res.objective == pytest.approx(relax.objective(res.X), rel=1e-12)
+    solved = relax.solve(tol=1e-7)
+    assert res.objective == pytest.approx(solved.objective, rel=1e-6)
+    assert res.dual_bound <= solved.objective + 1e-12
+    with pytest.raises(ValueError, match="T0"):
+        conditional_gradient(relax.loss, relax.loss_grad, X.shape, 3, 0.5, T0=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="shape"):
+        conditional_gradient(relax.loss, relax.loss_grad, (15, "a"), 3, 0.5)
+    with pytest.raises(ValueError, match="alpha"):
+        conditional_gradient(relax.loss, relax.loss_grad, X.shape, 3, 0.0)
+    with pytest.raises(ValueError, match="callables"):
+        conditional_gradient(None, relax.loss_grad, X.shape, 3, 0.5)
+    with pytest.raises(TypeError, match="warm_start"):
+        conditional_gradient(relax.loss, relax.loss_grad, X.shape, 3, 0.5, warm_start=res)
+
+
+def test_results_carry_M_in_extras_and_a_warm_start_finishes_at_once():
+    X = make_data("logistic", 12, 2, 3, seed=2)
+    relax = Conditional(X, "logistic", 3, alpha=0.5)
+    first = relax.solve(tol=1e-7)
+    assert set(first.extras) == {"norm_bound", "M"}
+    np.testing.assert_allclose(first.extras["M"], relax.recover_M(first.X))
+    again = relax.solve(tol=1e-7, warm_start=first)
+    assert again.status in ("optimal", "stalled") and again.iterations <= 2
+    assert again.objective <= first.objective + 1e-9 * abs(first.objective)
+    same = relax.solve(tol=1e-7, warm_start=first.X)
+    assert same.objective == pytest.approx(again.objective, rel=1e-12)
+    with pytest.raises(ValueError, match="warm_start"):
+        relax.solve(warm_start=np.ones((3, 3)))
+    with pytest.raises(ValueError, match="warm_start"):
+        relax.solve(warm_start=np.full(X.shape, np.nan))
+    with pytest.raises(TypeError, match="warm_start"):
+        relax.solve(warm_start=[[0.0]])
+    itakura = Conditional(make_data("itakura-saito", 8, 2, 2, seed=1), "itakura-saito", 2)
+    with pytest.raises(ValueError, match="not finite at warm_start"):
+        itakura.solve(warm_start=np.zeros((8, 2)))  # 0 is outside the domain of F*
+
+
+def test_loss_methods_check_their_arguments():
+    X = make_data("itakura-saito", 8, 2, 2, seed=1)
+    relax = Conditional(X, "itakura-saito", 2)
+    T = relax.initial_point()
+    for call in (relax.loss, relax.loss_grad, relax.lower_bound, relax.recover_M):
+        with pytest.raises(ValueError, match="T"):
+            call(np.full(X.shape, np.nan))
+        with pytest.raises(ValueError, match="T"):
+            call(np.ones(3))
+    assert relax.loss(np.zeros(X.shape)) == np.inf  # outside the domain of F*: the extended value
+    with pytest.raises(ValueError, match="T must have"):
+        relax.loss_grad(np.zeros(X.shape))  # the gradient only exists inside
+    with pytest.raises(ValueError, match="V"):
+        relax.loss_hvp(T, np.ones(3))
+    with pytest.raises(ValueError, match="X"):
+        relax.residuals(np.full(X.shape, np.inf))

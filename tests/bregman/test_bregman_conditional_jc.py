@@ -51,7 +51,7 @@ def test_solvers_match_reference(divergence, t, n, d, seed, method, reference):
     scale = np.abs(ref.X @ X).max()
     assert np.abs(res.X @ X - ref.X @ X).max() <= 2e-3 * scale
     # history carries the figures for plots
-    assert {"objective", "primal_residual", "rho" if method == "admm" else "step"} <= set(res.history[0])
+    assert {"objective", "iterate_objective", "primal_residual", "rho" if method == "admm" else "step"} <= set(res.history[0])
     assert {"relative_gap", "dual_residual"} <= set(res.history[-1])
 
 
@@ -119,7 +119,7 @@ def test_dual_value_from_the_z_step_equals_the_eigenvalue_bound():
 def test_dual_value_is_a_lower_bound_for_every_multiplier(divergence, reference):
     """Weak duality: g_1 (Frank-Wolfe bound at any M in S) + g_2 (top d - 1 eigenvalues, LAPACK
     bisection) is below the optimum for every Y, and g_2 agrees with a full eigendecomposition."""
-    from cvxclust.bregman.sets import _double_center
+    from cvxclust.kernels import center
 
     rng = np.random.default_rng(11)
     t, d = 14, 3
@@ -133,7 +133,7 @@ def test_dual_value_is_a_lower_bound_for_every_multiplier(divergence, reference)
         assert value <= ref.objective + 1e-7 * abs(ref.objective)
         G = relax.gradient(M) + Y
         g1 = relax.objective(M) + np.sum(Y * M) + np.sum(G.min(axis=1)) - np.sum(G * M)
-        top = np.linalg.eigvalsh(_double_center(Y))[t - d + 1:]
+        top = np.linalg.eigvalsh(center((Y + Y.T) / 2))[t - d + 1:]
         g2 = -Y.sum() / t - np.maximum(top, 0.0).sum()
         assert value == pytest.approx(g1 + g2, rel=1e-10, abs=1e-10)
 
@@ -211,7 +211,7 @@ def test_alternating_projections_approach_M1():
     """From a point of S, the relaxed alternating projections stay in M2, draw nearer to S, and
     are Fejer monotone: no point of M1 (here J = 11'/t and a partition matrix) gets farther, so
     less is left for restore() to mix away.  With warm-started projections the rounds stay in M2."""
-    from cvxclust.bregman._conditional_jc import _alternating_projections
+    from cvxclust.bregman._feasible import alternating_projections
     from cvxclust.bregman.sets import M2Projector, project_M2, residuals_M1, residuals_M2
 
     rng = np.random.default_rng(4)
@@ -220,7 +220,7 @@ def test_alternating_projections_approach_M1():
     M = project_simplex_rows(rng.standard_normal((t, t)) + 3 * E)
     in_M1 = [np.full((t, t), 1.0 / t), E / (t // d)]
     distances, to_M1 = [], []
-    for W in itertools.islice(_alternating_projections(M, M2Projector(t, d)), 7):
+    for W in itertools.islice(alternating_projections(M, M2Projector(t, d)), 7):
         np.testing.assert_allclose(W, project_M2(W, d), atol=1e-10)  # W is in M2
         distances.append(np.linalg.norm(W - project_simplex_rows(W)))
         to_M1.append([np.linalg.norm(W - P) for P in in_M1])
@@ -229,7 +229,7 @@ def test_alternating_projections_approach_M1():
     relax = ConditionalJC(np.random.default_rng(0).uniform(0.1, 0.9, (t, 2)), "euclidean", d)
     assert max(residuals_M1(relax.restore(W), d).values()) <= 1e-10
     warm = M2Projector(t, d, min_partial_size=0, switch_fraction=0.6)
-    for W in itertools.islice(_alternating_projections(M, warm), 7):
+    for W in itertools.islice(alternating_projections(M, warm), 7):
         assert max(residuals_M2(W, d).values()) <= 1e-12
     assert warm.approximate_calls > 0
 
@@ -317,7 +317,7 @@ def test_linearized_m_step_is_the_proximal_step_and_backtracks(divergence, seed)
     multiplier it returns makes the step exactly optimal (the bound's Frank-Wolfe term is 0)."""
     import cvxpy as cp
 
-    from cvxclust.bregman._conditional_jc import _linearized_m_step
+    from cvxclust.bregman._m_steps import linearized_m_step
 
     rng = np.random.default_rng(seed)
     t, d = 9, 3
@@ -328,7 +328,8 @@ def test_linearized_m_step_is_the_proximal_step_and_backtracks(divergence, seed)
     rho = 0.7
     ell0 = np.full(t, 1e-4)
     ell = ell0.copy()
-    M_new, MX_new, thresholds, Y = _linearized_m_step(relax, M, M @ X, V, rho, ell, None, multiplier=True)
+    scale = relax.row_objectives(np.full((t, t), 1.0 / t) @ X).mean()
+    M_new, MX_new, thresholds, Y = linearized_m_step(relax, M, M @ X, V, rho, ell, None, scale, multiplier=True)
     assert np.all(ell > ell0)  # every row backtracked from the tiny weight (so none shrank after)
     ell_used = ell
     np.testing.assert_allclose(M_new.sum(axis=1), 1.0, atol=1e-12)
@@ -337,9 +338,9 @@ def test_linearized_m_step_is_the_proximal_step_and_backtracks(divergence, seed)
     np.testing.assert_allclose(M_new, project_simplex_rows(M_new + 0.0), atol=1e-12)
     G = relax.gradient(M)
     D = M_new - M
-    f_rows, f_new = relax._rows(M @ X), relax._rows(M_new @ X)
+    f_rows, f_new = relax.row_objectives(M @ X), relax.row_objectives(M_new @ X)
     model = f_rows + np.sum(G * D, axis=1) + 0.5 * ell_used * np.sum(D * D, axis=1)
-    assert np.all(f_new <= model + 1e-12 * np.abs(f_rows))
+    assert np.all(f_new <= model + 1e-12 * (np.abs(f_rows) + scale))
     # the closed form against cvxpy
     P = cp.Variable((t, t))
     objective = cp.sum(cp.multiply(G, P)) + 0.5 * cp.sum(cp.multiply(ell_used[:, None], cp.square(P - M))) \
@@ -350,8 +351,8 @@ def test_linearized_m_step_is_the_proximal_step_and_backtracks(divergence, seed)
     G_Y = relax.gradient(M_new) + Y
     assert np.sum(G_Y * M_new) - np.sum(G_Y.min(axis=1)) <= 1e-10 * (1.0 + np.abs(G_Y).max())
     # a second call from the returned thresholds gives the same step as a cold one
-    again = _linearized_m_step(relax, M, M @ X, V, rho, ell_used.copy(), thresholds)[0]
-    cold = _linearized_m_step(relax, M, M @ X, V, rho, ell_used.copy(), None)[0]
+    again = linearized_m_step(relax, M, M @ X, V, rho, ell_used.copy(), thresholds, scale)[0]
+    cold = linearized_m_step(relax, M, M @ X, V, rho, ell_used.copy(), None, scale)[0]
     np.testing.assert_allclose(again, cold, atol=1e-12)
 
 
@@ -406,8 +407,10 @@ def test_bad_solver_options():
         relax.solve("admm", polish_rounds=-1)
     with pytest.raises(ValueError, match="m_step"):
         relax.solve("admm", m_step="newton")
-    for options, name in [({"step": 2.0}, "step"), ({"step": 0.0}, "step"), ({"relaxation_factor": 1.9}, "relaxation_factor"),
-                          ({"step": 1.0, "relaxation_factor": 1.6}, "relaxation_factor"), ({"check_every": 0}, "check_every"),
+    for options, name in [({"step_size": 2.0}, "step_size"), ({"step_size": 0.0}, "step_size"),
+                          ({"relaxation_factor": 1.9}, "relaxation_factor"),
+                          ({"step_size": 1.0, "relaxation_factor": 1.6}, "relaxation_factor"),
+                          ({"check_every": 0}, "check_every"),
                           ({"polish_rounds": 1.5}, "polish_rounds"), ({"tol": 0.0}, "tol")]:
         with pytest.raises(ValueError, match=name):
             relax.solve("davis-yin", **options)
@@ -426,3 +429,103 @@ def test_mahalanobis_instance_matches_reference(reference):
         assert res.status == "optimal" and res.max_residual <= 1e-10
         assert abs(res.objective - ref.objective) / abs(ref.objective) <= 1e-4
         assert res.dual_bound <= ref.objective + 1e-7 * abs(ref.objective)
+
+
+def test_kl_with_duplicated_points_stays_finite():
+    """Regression: two distinct points, ten copies each, KL.  The optimum is 0 (the partition of
+    the copies), every row of the linearised M-step is then fitted to the rounding level, and a
+    descent test with a slack relative to the row's value alone doubled its weight without end
+    (inf, then NaN: "Y contains NaN or infinite entries")."""
+    X = np.repeat(np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]]), 10, axis=0)
+    relax = ConditionalJC(X, "kl", 2)
+    with pytest.warns(ConvergenceWarning):  # a zero optimum has no finite relative gap
+        res = relax.solve("admm", max_iter=1000)
+    assert res.status in ("optimal", "max_iter")
+    assert np.isfinite(res.objective) and abs(res.objective) <= 1e-10
+    assert res.dual_bound <= res.objective + 1e-12 and res.dual_bound >= -1e-8
+    assert res.max_residual <= 1e-10
+
+
+def test_linearized_m_step_weights_stay_finite_on_exactly_fitted_rows():
+    """Rows whose objective is at the rounding level (a point fitted exactly): many steps from
+    there never grow the proximal weights without bound, and the step stays in S."""
+    from cvxclust.bregman._m_steps import linearized_m_step
+
+    X = np.repeat(np.array([[1.0, 1.0], [2.0, 3.0]]), 5, axis=0)
+    t = X.shape[0]
+    relax = ConditionalJC(X, "kl", 2)
+    M = equivalence_matrix(np.arange(t) // 5, 2)  # M X = X: every row fitted
+    scale = relax.row_objectives(np.full((t, t), 1.0 / t) @ X).mean()
+    ell = np.full(t, 50.0)
+    MX, thresholds = M @ X, None
+    for _ in range(200):
+        M, MX, thresholds, _ = linearized_m_step(relax, M, MX, M, 10.0, ell, thresholds, scale)
+    assert np.all(np.isfinite(ell)) and ell.max() <= 1e6
+    assert np.all(np.isfinite(M)) and M.min() >= 0.0
+    np.testing.assert_allclose(M.sum(axis=1), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["admm", "davis-yin"])
+def test_solver_options_are_checked_at_the_door(method):
+    from cvxclust.parameters import InvalidParameterError
+
+    relax = ConditionalJC(np.random.default_rng(0).uniform(0.1, 0.9, (6, 2)), "euclidean", 2)
+    for options, name in [({"max_iter": True}, "max_iter"), ({"max_iter": 0}, "max_iter"),
+                          ({"tol": "1e-3"}, "tol"), ({"residual_tol": np.nan}, "residual_tol"),
+                          ({"time_limit": -1.0}, "time_limit"), ({"verbose": "yes"}, "verbose"),
+                          ({"approximate_projections": 1}, "approximate_projections"),
+                          ({"partial_eig": None}, "partial_eig")]:
+        with pytest.raises(InvalidParameterError, match=name):
+            relax.solve(method, **options)
+    with pytest.raises(TypeError, match="gap_tol"):
+        relax.solve(method, gap_tol=1e-3)
+    if method == "admm":
+        for options, name in [({"rho": 0.0}, "rho"), ({"mu": -1.0}, "mu"), ({"adapt_every": 0}, "adapt_every"),
+                              ({"inner_factor": 0.0}, "inner_factor"), ({"inner_max_iter": 2.0}, "inner_max_iter")]:
+            with pytest.raises(ValueError, match=name):
+                relax.solve(method, **options)
+    else:
+        with pytest.raises(TypeError, match="step"):
+            relax.solve(method, step=0.4)  # the option is step_size
+
+
+def test_solvers_need_a_conditional_jc():
+    from cvxclust.bregman import Conditional
+    from cvxclust.bregman._davis_yin import DavisYin, gradient_lipschitz
+    from cvxclust.bregman._jc_admm import ADMM
+
+    other = Conditional(np.random.default_rng(0).uniform(0.1, 0.9, (6, 2)), "euclidean", 2)
+    for solver in (ADMM, DavisYin):
+        with pytest.raises(ValueError, match="ConditionalJC"):
+            solver(other)
+    with pytest.raises(ValueError, match="ConditionalJC"):
+        gradient_lipschitz(other)
+
+
+def test_methods_check_their_matrices_and_leave_them_unchanged():
+    rng = np.random.default_rng(1)
+    X, _ = clustered_data("kl", 8, 2, 2, 3)
+    X_copy = X.copy()
+    relax = ConditionalJC(X, "kl", 2)
+    X[0, 0] = 99.0  # the relaxation holds its own copy
+    assert relax.X[0, 0] == X_copy[0, 0]
+    good = project_simplex_rows(rng.uniform(size=(8, 8)))
+    bad_nan = good.copy()
+    bad_nan[1, 2] = np.nan
+    for call, name in [(lambda M: relax.objective(M), "M"), (lambda M: relax.residuals(M), "M"),
+                       (lambda M: relax.gradient(M), "M"), (lambda Z: relax.restore(Z), "Z"),
+                       (lambda Y: relax.dual_value(Y, good), "Y"), (lambda M: relax.dual_value(good, M), "M_hat"),
+                       (lambda Z: relax.dual_value(good, good, Z=Z), "Z")]:
+        for bad in (bad_nan, np.ones((3, 3)), "M"):
+            with pytest.raises(ValueError, match=name):
+                call(bad)
+    with pytest.raises(ValueError, match="M_hat must have its rows in the simplex"):
+        relax.dual_value(good, 2.0 * good)
+    with pytest.raises(ValueError, match="M must map the data into the domain"):
+        relax.gradient(good - 0.5)
+    Y, Z = rng.standard_normal((8, 8)), rng.standard_normal((8, 8))
+    before = [A.copy() for A in (Y, good, Z)]
+    relax.dual_value(Y, good)
+    relax.restore(Z)
+    for A, B in zip((Y, good, Z), before):
+        np.testing.assert_array_equal(A, B)

@@ -38,13 +38,15 @@ def test_conditional_gradient_matches_reference(kind, t, n, d, alpha, beta, doma
     assert np.all(np.diff(objectives) <= 1e-12 * np.abs(objectives[1:]))
     assert res.max_residual <= 1e-5
     check = residuals_M2 if domain == "M2" else residuals_M3
-    assert max(check(res.M, d).values()) <= 1e-5
+    M = res.extras["M"]
+    assert max(check(M, d).values()) <= 1e-5
     W = relax.scaled(res.X)
-    assert 0.5 * np.trace(W.T @ np.linalg.pinv(res.M, rcond=1e-10) @ W) == pytest.approx(
+    assert 0.5 * np.trace(W.T @ np.linalg.pinv(M, rcond=1e-10) @ W) == pytest.approx(
         res.objective - relax.loss(res.X), rel=1e-6)
     assert np.linalg.norm(res.X - ref.X) / np.linalg.norm(ref.X) <= 1e-2
-    np.testing.assert_array_equal(res.u, res.X[:, 0])
-    assert res.example_prior.sum() == pytest.approx(1.0)
+    np.testing.assert_array_equal(res.extras["u"], res.X[:, 0])
+    np.testing.assert_array_equal(res.extras["T"], res.X[:, 1:])
+    assert res.extras["example_prior"].sum() == pytest.approx(1.0)
 
 
 def test_prior_decouples_over_M2():
@@ -54,30 +56,35 @@ def test_prior_decouples_over_M2():
     X = make_data(t, 3, d, seed=11)
     res = Joint(X, "kl", d, alpha=alpha, beta=beta).solve(tol=1e-9)
     c = (1 - 1 / t) / (beta * t)
-    np.testing.assert_allclose(res.u, c, rtol=1e-4)
+    np.testing.assert_allclose(res.extras["u"], c, rtol=1e-4)
     cond = Conditional(X, "kl", d, alpha=alpha * t).solve(tol=1e-9)
     u_part = c / t + np.log(t) - c + 0.5 * beta * c * c * t
     assert res.objective == pytest.approx(u_part + cond.objective / t, rel=1e-6)
-    np.testing.assert_allclose(res.T, cond.X, atol=1e-3 * np.abs(cond.X).max())
+    np.testing.assert_allclose(res.extras["T"], cond.X, atol=1e-3 * np.abs(cond.X).max())
     # over M3 the prior part does couple: u* is not constant
     res3 = Joint(X, "kl", d, alpha=alpha, beta=beta, domain="M3").solve(tol=1e-8)
-    assert np.ptp(res3.u) > 1e-3 * np.abs(res3.u).max()
+    u3 = res3.extras["u"]
+    assert np.ptp(u3) > 1e-3 * np.abs(u3).max()
 
 
 def test_cluster_prior():
     X = make_data(12, 2, 2, seed=1)
     relax = Joint(X, "euclidean", 2, alpha=0.5, beta=0.5)
     labels = np.arange(12) % 2
-    with pytest.raises(ValueError, match="u must be given"):
-        relax.cluster_prior(labels)
+    with pytest.raises(TypeError, match="u"):
+        relax.cluster_prior(labels)  # no hidden state: u is always given
     u = np.linspace(-1.0, 1.0, 12)
     q = relax.cluster_prior(labels, u)
     p = np.exp(u / 12) / np.exp(u / 12).sum()
     np.testing.assert_allclose(q, [p[::2].sum(), p[1::2].sum()])
-    relax.solve()
-    np.testing.assert_allclose(relax.cluster_prior(labels), [0.5, 0.5], atol=1e-6)
+    result = relax.solve()
+    np.testing.assert_allclose(relax.cluster_prior(labels, result), [0.5, 0.5], atol=1e-6)
+    np.testing.assert_allclose(relax.cluster_prior(labels, result.extras["u"]), [0.5, 0.5], atol=1e-6)
     with pytest.raises(ValueError, match="labels"):
-        relax.cluster_prior(np.arange(12) % 3)
+        relax.cluster_prior(np.arange(12) % 3, u)
+    for bad in (np.ones(11), np.full(12, np.nan), "u"):
+        with pytest.raises(ValueError, match="u must be"):
+            relax.cluster_prior(labels, bad)
 
 
 @pytest.mark.parametrize("kind", ["euclidean", "kl", "logistic", "itakura-saito"])
@@ -141,7 +148,18 @@ def test_bad_input():
     relax = Joint(X, "kl", 2)
     with pytest.raises(ValueError, match="Unknown method"):
         relax.solve("newton")
-    with pytest.raises(ValueError, match="Z must have shape"):
+    with pytest.raises(ValueError, match="X must have shape"):
         relax.objective(np.zeros((10, 2)))
     with pytest.raises(ValueError, match="local_search"):
         relax.solve(local_search="yes")
+
+
+def test_warm_start_maps_through_the_scaling():
+    """The solver works in W = [sqrt(beta) u, sqrt(alpha) T]; a warm start is given in [u, T]."""
+    X = make_data(12, 2, 2, seed=6)
+    relax = Joint(X, "kl", 2, alpha=0.3, beta=0.2, domain="M3")
+    first = relax.solve(tol=1e-8)
+    again = relax.solve(tol=1e-8, warm_start=first)
+    assert again.iterations <= 2
+    assert again.objective == pytest.approx(first.objective, rel=1e-8)
+    assert set(again.extras) == {"norm_bound", "u", "T", "M", "example_prior"}

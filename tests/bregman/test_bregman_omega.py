@@ -17,14 +17,12 @@ from hypothesis.extra.numpy import arrays
 from cvxclust.bregman._omega import (
     omega,
     omega_dual,
-    omega_dual_problem,
-    omega_dual_squared_problem,
     omega_dual_subgradient,
     omega_eigenvalues,
     omega_optimal_M,
-    omega_squared_problem,
     omega_squared_value,
 )
+from cvxclust.bregman._problem import omega_dual_problem, omega_dual_squared_problem, omega_squared_problem
 
 SDP_RTOL = 1e-6
 
