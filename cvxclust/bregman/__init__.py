@@ -1,8 +1,8 @@
 """Convex relaxations of Bregman-divergence clustering.
 
-Source: ``../shared/papers/bregman_convex_relaxations.txt`` ("Convex relaxations of Bregman
-divergence clustering"); equation numbers in the docstrings are that paper's (its appendices A-C
-are not in our copy: what they held is derived in the docstrings).
+Source: H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence
+Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013; equation numbers in
+the docstrings are that paper's (what its appendices A-C state is derived in the docstrings).
 
 * :mod:`~cvxclust.bregman.divergences`: the divergences (F, transfer, conjugate, domain, joint
   convexity, cvxpy forms);
@@ -26,13 +26,9 @@ from . import _davis_yin  # noqa: F401  (registers ConditionalJC's "davis-yin" s
 from ._discriminative import Discriminative
 from ._estimator import BregmanClustering
 from ._joint import Joint
-from ._local import (
-    bregman_hard_clustering,
-    conditional_hard_clustering,
-    joint_hard_clustering,
-    round_equivalence,
-    soft_bregman_em,
-)
+from ._local import bregman_hard_clustering, conditional_hard_clustering, joint_hard_clustering
+from ._soft_em import soft_bregman_em
+from ._spectral_rounding import round_equivalence
 from ._omega import omega, omega_dual, omega_dual_subgradient, omega_optimal_M
 from .divergences import DIVERGENCES, Divergence, get_divergence
 from .sets import (

@@ -61,6 +61,7 @@ from scipy import special
 from .._checks import check_square_matrix
 
 __all__ = [
+    "ALIASES",
     "DIVERGENCES",
     "Divergence",
     "GeneralizedKL",
@@ -552,7 +553,7 @@ DIVERGENCES: dict[str, type[Divergence]] = {
     cls.name: cls for cls in (SquaredEuclidean, Mahalanobis, GeneralizedKL, Logistic, ItakuraSaito)
 }
 # The paper's words for the same divergences (Section 6: "linear and sigmoid transfers").
-_ALIASES = {
+ALIASES = {
     "linear": "euclidean",
     "sigmoid": "logistic",
     "bernoulli": "logistic",
@@ -580,9 +581,9 @@ def get_divergence(divergence, *, W=None) -> Divergence:
         if W is not None:
             raise ValueError("W must not be given together with a Divergence instance")
         return divergence
-    valid = sorted(DIVERGENCES) + sorted(_ALIASES)
+    valid = sorted(DIVERGENCES) + sorted(ALIASES)
     key = divergence.lower() if isinstance(divergence, str) else None
-    key = _ALIASES.get(key, key)
+    key = ALIASES.get(key, key)
     if key not in DIVERGENCES:
         raise ValueError(f"Unknown divergence {divergence!r}; valid names are {valid} or a Divergence instance")
     if key == "mahalanobis":
