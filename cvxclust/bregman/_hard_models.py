@@ -50,7 +50,8 @@ at the mean), ``phi(m) = F*(b) - <m, b> + alpha/2 ||b||^2`` at the b of (*) for 
 References
 ----------
 A. Banerjee, S. Merugu, I. Dhillon and J. Ghosh, "Clustering with Bregman divergences", JMLR 6,
-2005 (Algorithm 1).
+2005 (Algorithm 1).  H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence
+Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013.
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@ r"""Spectral rounding of a relaxed normalized equivalence matrix (Section 6, "SC
 
 References
 ----------
-J. Shi and J. Malik, "Normalized cuts and image segmentation", PAMI 2000.  A. Ng, M. Jordan and
-Y. Weiss, "On spectral clustering", NIPS 2002.
+H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence Clustering",
+Conference on Uncertainty in Artificial Intelligence (UAI), 2013.  J. Shi and J. Malik,
+"Normalized cuts and image segmentation", PAMI 2000.  A. Ng, M. Jordan and Y. Weiss, "On
+spectral clustering", NIPS 2002.
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def test_reoptimize_never_worsens_the_rounded_labels(method, divergence):
 
 
 def test_reoptimize_improves_a_rounding_that_is_not_a_local_optimum():
-    # measured: the conditional relaxation with KL rounds these blobs imperfectly; the local
+    # the conditional relaxation with KL rounds these blobs imperfectly; the local
     # re-optimisation of (14) then finds the planted partition (a strict improvement)
     data, y = blobs(seed=1)
     est = BregmanClustering(3, method="conditional", divergence="kl", random_state=0).fit(data["kl"])

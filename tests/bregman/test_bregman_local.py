@@ -1,8 +1,6 @@
 """Rounding, local re-optimisation and the alternating baselines (cvxclust.bregman._local,
 _hard_models, _soft_em, _spectral_rounding)."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 from scipy.special import xlogy
