@@ -73,7 +73,7 @@ def make_relaxation(model: str, X: np.ndarray, divergence: str, d: int, opts: di
     if model == "conditional":
         return bregman.Conditional(X, divergence, d, alpha=opts["alpha"])
     if model == "discriminative":
-        return bregman.Discriminative(X, d, gamma=opts["gamma"])
+        return bregman.Discriminative(X, d, alpha=opts["gamma"])
     return bregman.Joint(X, divergence, d, alpha=opts["alpha"], beta=opts["beta"])
 
 

@@ -19,7 +19,7 @@ feature is **squashed** by the affine map ``x -> 0.01 + 0.98 (x - min) / (max - 
 
 Tables (each relaxation solved by its scalable solver, certified relative gap ``--tol``, time
 limit ``--time-limit``; then spectral rounding of M, 10 k-means repeats,
-:func:`~cvxclust.bregman._local.round_equivalence`; mean ± std over those 10 repeats, as the
+:func:`~cvxclust.bregman.round_equivalence`; mean ± std over those 10 repeats, as the
 paper reports):
 
 * Table 2: cvxCondJC = :class:`ConditionalJC` (10) over M1 (its default solver: Davis-Yin splitting
@@ -113,10 +113,10 @@ def load(name: str, max_t: int, transfer: str):
 # --------------------------------------------------------------------------------------------
 
 def objective_of(local_fn, X, div, d, labels, **kw) -> float:
-    """The hard objective at ``labels`` (before any step): the first entry of the history."""
+    """The hard objective at ``labels`` (before any step): the run's initial objective."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return float(local_fn(X, div, d, init=labels, max_iter=1, **kw).history[0])
+        return float(local_fn(X, div, d, init=labels, max_iter=1, **kw).extras["initial_objective"])
 
 
 def soft_accuracy(y, R) -> float:
@@ -166,24 +166,24 @@ def finish(result, M, X, y, d, div, local, kw, args, baseline=True) -> dict:
     rows = {"rounding": {"obj": [], "acc": []}, "reopt": {"obj": [], "acc": []}, "alt": {"obj": [], "acc": []}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for labels in rounding.all_labels:
+        for labels in rounding.extras["all_labels"]:
             rows["rounding"]["obj"].append(objective_of(local, X, div, d, labels, **kw))
             rows["rounding"]["acc"].append(100 * accuracy(y, labels))
             re = local(X, div, d, init=labels, **kw)
             rows["reopt"]["obj"].append(re.objective)
-            rows["reopt"]["acc"].append(100 * accuracy(y, re.labels))
+            rows["reopt"]["acc"].append(100 * accuracy(y, re.X))
         if baseline:
             for seed in range(args.repeats):
                 alt = local(X, div, d, n_init=30, random_state=seed, **kw)
                 rows["alt"]["obj"].append(alt.objective)
-                rows["alt"]["acc"].append(100 * accuracy(y, alt.labels))
+                rows["alt"]["acc"].append(100 * accuracy(y, alt.X))
     rows["solve"] = {"time": result.time, "status": result.status, "iterations": result.iterations,
                      "relative_gap": result.relative_gap, "objective": result.objective}
     return rows
 
 
 def discriminative_table(X, y, d, X_sig, args) -> dict:
-    relax = Discriminative(X, d, gamma=args.gamma)
+    relax = Discriminative(X, d, alpha=args.gamma)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = relax.solve("auto", tol=args.tol, time_limit=args.time_limit)
@@ -198,7 +198,7 @@ def joint_table(X, y, d, div_name, args) -> dict:
         result = relax.solve("auto", tol=args.tol, time_limit=args.time_limit)
         rounding = round_equivalence(extra(result, "M"), d, n_init=args.repeats, random_state=0)
         rows = {k: {"obj": [], "acc": [], "soft": []} for k in ("rounding", "reopt", "alt")}
-        for labels in rounding.all_labels:
+        for labels in rounding.extras["all_labels"]:
             counts = np.bincount(labels, minlength=d)
             alive = counts > 0
             means = np.stack([X[labels == j].mean(axis=0) for j in np.flatnonzero(alive)])
@@ -207,16 +207,16 @@ def joint_table(X, y, d, div_name, args) -> dict:
             rows["rounding"]["acc"].append(100 * accuracy(y, labels))
             rows["rounding"]["soft"].append(100 * soft_accuracy(y, R))
             re = joint_hard_clustering(X, div_name, d, init=labels)
-            alive = re.prior > 0
-            R = posterior(X, div, re.prior[alive], re.centres[alive])
+            alive = re.extras["prior"] > 0
+            R = posterior(X, div, re.extras["prior"][alive], re.extras["centres"][alive])
             rows["reopt"]["obj"].append(re.objective)
-            rows["reopt"]["acc"].append(100 * accuracy(y, re.labels))
+            rows["reopt"]["acc"].append(100 * accuracy(y, re.X))
             rows["reopt"]["soft"].append(100 * soft_accuracy(y, R))
         for seed in range(args.repeats):
             em = soft_bregman_em(X, div_name, d, n_init=20, random_state=seed)
-            rows["alt"]["obj"].append(-em.log_likelihood)
-            rows["alt"]["acc"].append(100 * accuracy(y, em.labels))
-            rows["alt"]["soft"].append(100 * soft_accuracy(y, em.responsibilities))
+            rows["alt"]["obj"].append(-em.objective)
+            rows["alt"]["acc"].append(100 * accuracy(y, em.extras["labels"]))
+            rows["alt"]["soft"].append(100 * soft_accuracy(y, em.X))
     rows["solve"] = {"time": result.time, "status": result.status, "iterations": result.iterations,
                      "relative_gap": result.relative_gap, "objective": result.objective}
     return rows

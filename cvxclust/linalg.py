@@ -72,7 +72,7 @@ def with_blas_threads(order):
     return decorate
 
 
-def _eigh_subset(A: np.ndarray, index: tuple[int, int]):
+def eigh_subset(A: np.ndarray, index: tuple[int, int]):
     # syevr on a few eigenpairs, with the thread count of blas_threads
     with blas_threads(len(A)):
         try:
@@ -95,10 +95,21 @@ def project_simplex(v: np.ndarray, total: float = 1.0) -> np.ndarray:
 
     Sort-based algorithm of Held, Wolfe & Crowder (1974) / Duchi et al. (2008):
     ``x = max(v - theta, 0)`` with the threshold ``theta`` found from the sorted values.
+
+    Raises
+    ------
+    ValueError
+        Naming ``v`` unless it is a non-empty, finite, real 1-D array, and ``total`` unless it
+        is a positive finite number.
     """
-    if total <= 0:
-        raise ValueError(f"total must be positive, got {total!r}")
-    v = np.asarray(v, dtype=float)
+    if isinstance(total, (bool, np.bool_)) or not isinstance(total, (int, float, np.integer, np.floating)) or not (
+            0 < total < np.inf):
+        raise ValueError(f"total must be a positive finite number, got {total!r}")
+    v = _real_array(v, "v")
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"v must be a non-empty 1-D array, got shape {v.shape}")
+    if not np.isfinite(v).all():
+        raise ValueError("v contains NaN or infinite entries")
     u = np.sort(v)[::-1]
     cumulative = np.cumsum(u) - total
     index = np.arange(1, len(u) + 1)
@@ -140,7 +151,7 @@ class PSDProjector:
             m = small + max(8, small // 4)
             if m < self.switch:
                 if n - n_pos <= n_pos:  # few negative eigenvalues: A_+ = A - A_-
-                    w, V = _eigh_subset(A, (0, m - 1))
+                    w, V = eigh_subset(A, (0, m - 1))
                     if w[-1] >= 0:
                         neg = w < 0
                         self.n_positive = n - int(neg.sum())
@@ -148,7 +159,7 @@ class PSDProjector:
                         Vn = V[:, neg] * np.sqrt(-w[neg])
                         return A + Vn @ Vn.T
                 else:
-                    w, V = _eigh_subset(A, (n - m, n - 1))
+                    w, V = eigh_subset(A, (n - m, n - 1))
                     if w[0] <= 0:
                         pos = w > 0
                         self.n_positive = int(pos.sum())
@@ -191,12 +202,29 @@ def project_simplex_rows(V: np.ndarray, max_newton: int = 30, *, start: np.ndarr
     ``phi >= 0`` (phi is convex, so it lies above its tangent at ``theta_0``), and the climb goes
     on from there; near the root that takes fewer passes than a cold start.  ``return_thresholds``
     also returns the thresholds, for the next call.
+
+    Raises
+    ------
+    ValueError
+        Naming ``V`` unless it is a finite real 2-D array with at least one column, ``start``
+        unless it holds one finite threshold per row, ``max_newton`` unless it is an int >= 0.
     """
-    V = np.asarray(V, dtype=float)
+    V = _real_array(V, "V")
+    if V.ndim != 2 or V.shape[1] == 0:
+        raise ValueError(f"V must be a 2-D array with at least one column, got shape {V.shape}")
+    if isinstance(max_newton, (bool, np.bool_)) or not isinstance(max_newton, (int, np.integer)) or max_newton < 0:
+        raise ValueError(f"max_newton must be an int >= 0, got {max_newton!r}")
     top = V.max(axis=1)
+    # a NaN or +inf shows in the row maxima; -inf only in the minima (one more pass over V)
+    if not (np.isfinite(top).all() and np.isfinite(V.min(axis=1, initial=np.inf)).all()):
+        raise ValueError("V contains NaN or infinite entries")
     warm = start is not None
+    if warm:
+        start = _real_array(start, "start")
+        if start.shape != top.shape or not np.isfinite(start).all():
+            raise ValueError(f"start must hold one finite threshold per row of V, shape {top.shape}")
     # below max(v), so that at least one entry is active; the step from there may go left
-    theta = np.minimum(np.asarray(start, dtype=float), top - 1e-12 * (1.0 + np.abs(top))) if warm else top - 1.0
+    theta = np.minimum(start, top - 1e-12 * (1.0 + np.abs(top))) if warm else top - 1.0
     rows = np.arange(V.shape[0])
     D = np.empty_like(V)
     for _ in range(max_newton):
@@ -215,6 +243,17 @@ def project_simplex_rows(V: np.ndarray, max_newton: int = 30, *, start: np.ndarr
         theta[rows] = _simplex_thresholds(V[rows])
     P = np.maximum(V - theta[:, None], 0.0)
     return (P, theta) if return_thresholds else P
+
+
+def _real_array(x, name: str) -> np.ndarray:
+    """``x`` as a float array (float32 and read-only inputs are converted or used, never
+    modified), or ``ValueError`` naming it; complex values are refused, not cast."""
+    if np.iscomplexobj(x):
+        raise ValueError(f"{name} must be real, got complex values")
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric array") from None
 
 
 def _simplex_thresholds(V: np.ndarray) -> np.ndarray:

@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from cvxclust.bregman._conditional_jc import ConditionalJC  # noqa: E402
-from cvxclust.bregman._local import bregman_hard_clustering, round_equivalence  # noqa: E402
+from cvxclust.bregman import bregman_hard_clustering, round_equivalence  # noqa: E402
 from cvxclust.bregman.divergences import get_divergence  # noqa: E402
 from cvxclust.bregman.sets import constraints_M2, equivalence_matrix, residuals_M1, residuals_M2  # noqa: E402
 from cvxclust.datasets import load_dataset  # noqa: E402
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     exact = bregman_hard_clustering(X, div, d, n_init=args.restarts, refine=True, random_state=args.seed)
     time_exact = time.perf_counter() - start
-    M_exact = equivalence_matrix(exact.labels, d)
+    M_exact = equivalence_matrix(exact.X, d)
 
     f = relaxation.objective  # D_F(X, M X) for any t x t matrix
     rows = [("M2 (cvxpy, Clarabel)", M2, time_m2, residuals_M2(M2, d)),
@@ -110,10 +110,10 @@ def main(argv=None) -> int:
 
     print(f"\n{'rounded from':<30} {'accuracy':>9} {'D_F(X, Y Gamma)':>16} {'after re-opt':>13} {'accuracy':>9}")
     for name, M, _, _ in rows:
-        labels = round_equivalence(M, d, n_init=10, random_state=args.seed).labels
+        labels = round_equivalence(M, d, n_init=10, random_state=args.seed).X
         local = bregman_hard_clustering(X, div, d, init=labels)
         print(f"{name:<30} {accuracy(y, labels):9.3f} {f(equivalence_matrix(labels, d)):16.5f} "
-              f"{local.objective:13.5f} {accuracy(y, local.labels):9.3f}")
+              f"{local.objective:13.5f} {accuracy(y, local.X):9.3f}")
 
     # heat maps; points are sorted by true class (load_dataset sorts), so blocks show the classes
     fig, axes = plt.subplots(1, 3, figsize=(12, 4.2))

@@ -26,13 +26,9 @@ from . import _davis_yin, _jc_admm  # noqa: F401  (register ConditionalJC's "dav
 from ._discriminative import Discriminative
 from ._estimator import BregmanClustering
 from ._joint import Joint
-from ._local import (
-    bregman_hard_clustering,
-    conditional_hard_clustering,
-    joint_hard_clustering,
-    round_equivalence,
-    soft_bregman_em,
-)
+from ._local import bregman_hard_clustering, conditional_hard_clustering, joint_hard_clustering
+from ._soft_em import soft_bregman_em
+from ._spectral_rounding import round_equivalence
 from ._omega import omega, omega_dual, omega_dual_subgradient, omega_optimal_M
 from .divergences import DIVERGENCES, Divergence, get_divergence
 from .sets import (

@@ -172,7 +172,7 @@ class Conditional(Relaxation):
 
     # unchecked, for the solver's inner loops (which may probe points outside dom L)
     def _loss(self, T: np.ndarray) -> float:
-        if not np.all(np.isfinite(T)) or not np.all(self.divergence._in_dual_domain(T)):
+        if not np.all(np.isfinite(T)) or not np.all(self.divergence.in_dual_domain(T)):
             return np.inf
         with np.errstate(over="ignore"):
             value = self.divergence.dual_divergence(T, self.X)
@@ -216,7 +216,7 @@ class Conditional(Relaxation):
         T = self._check_T(X, "X")
         M = self.recover_M(T)
         res = (residuals_M2 if self.domain == "M2" else residuals_M3)(M, self.n_clusters)
-        res["domain"] = float(np.mean(~np.broadcast_to(self.divergence._in_dual_domain(T), T.shape)))
+        res["domain"] = float(np.mean(~np.broadcast_to(self.divergence.in_dual_domain(T), T.shape)))
         # least squares onto Im(M): M M^+ T
         proj = M @ np.linalg.lstsq(M, T, rcond=None)[0]
         res["range"] = float(np.linalg.norm(T - proj) / max(np.linalg.norm(T), 1e-300))

@@ -4,12 +4,12 @@ The estimator runs the paper's experimental pipeline (Section 6) for one of the 
 
 1. solve the convex relaxation (its ``"auto"`` solver, with ``solver_options``);
 2. round the relaxed normalized equivalence matrix M by spectral clustering
-   (:func:`~cvxclust.bregman._local.round_equivalence`, ``n_init`` repeats, 10 in the paper);
+   (:func:`~cvxclust.bregman.round_equivalence`, ``n_init`` repeats, 10 in the paper);
 3. (``reoptimize=True``) re-optimise the *original hard objective* locally, starting from the
    rounded labels, with the matching alternating method of :mod:`cvxclust.bregman._local`.
 
 =================  ==========================================  ====================================
-``model``          relaxation (paper)                          hard objective re-optimised
+``method``         relaxation (paper)                          hard objective re-optimised
 =================  ==========================================  ====================================
 conditional-jc     :class:`ConditionalJC` (10) over M1         (6) :math:`D_F(X, Y\Gamma)`,
                                                                Bregman hard clustering
@@ -23,47 +23,43 @@ joint              :class:`Joint` (32)/(33) over M2            the joint likelih
                                                                - \sum_j n_j\log(n_j/t)`
 =================  ==========================================  ====================================
 
-The objectives are those of :mod:`cvxclust.bregman._local` (constants such as
+The objectives are those of :mod:`cvxclust.bregman._hard_models` (constants such as
 :math:`\sum_i F(x_i)` kept as there); :func:`hard_objective` evaluates them for given labels.
 """
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral
 
 import numpy as np
-from scipy.special import xlogy
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_non_negative, validate_data
 
-from .._checks import check_bool, check_choice, check_int_range, check_labels, check_n_clusters, check_positive
+from .._checks import check_data_matrix, check_labels
+from ..linalg import blas_threads
+from ..parameters import Interval, Options, validate_parameters
+from ..solvers import POSITIVE
 from ._conditional import Conditional
 from ._conditional_jc import ConditionalJC
 from ._discriminative import Discriminative
+from ._hard_models import ConditionalModel, HardModel, JointModel
 from ._joint import Joint
-from ._local import (
-    bregman_hard_clustering,
-    conditional_centres,
-    conditional_hard_clustering,
-    joint_hard_clustering,
-    round_equivalence,
-)
-from .divergences import Divergence, GeneralizedKL, get_divergence
+from ._local import bregman_hard_clustering, conditional_hard_clustering, joint_hard_clustering
+from ._spectral_rounding import round_equivalence
+from .divergences import ALIASES, DIVERGENCES, Divergence, GeneralizedKL, get_divergence
 
 __all__ = ["BregmanClustering", "hard_objective"]
 
-MODELS = ("conditional-jc", "conditional", "discriminative", "joint")
-ROUNDINGS = ("spectral",)
+METHODS = ("conditional-jc", "conditional", "discriminative", "joint")
+#: the divergences an estimator takes by name (Mahalanobis needs its matrix: pass an instance)
+DIVERGENCE_NAMES = tuple(name for name in (*DIVERGENCES, *ALIASES) if name != "mahalanobis")
 
 #: Solver options the estimator uses unless ``solver_options`` overrides them.  The solvers
 #: default to a certified relative gap of 1e-6, which the estimator does not need: it only uses
-#: M through its rounding.  Measured (one thread; since then the Euclidean default became
-#: Davis-Yin splitting, 2-3x faster): the ADMM of ConditionalJC on 50 blobs took
-#: 5000 iterations (16 s) without reaching 1e-6, 2400 (10 s) for 1e-4 and 600 (2 s) for 1e-3,
-#: with the same rounded partition at every tolerance; the conditional gradient of Joint on
-#: structureless uniform data (40 x 10, d = 2) hit 1000 iterations (30 s) at 1e-6, needed 82
-#: (2.7 s) for 1e-4 and 3 (0.1 s) for 1e-3.
+#: M through its rounding, and the rounded partitions do not change between these looser gaps
+#: and 1e-6 on well-posed data, while the iterations to reach 1e-6 grow several-fold (more
+#: still for the conditional gradient on data without cluster structure).
 DEFAULT_SOLVER_OPTIONS = {
     "conditional-jc": {"tol": 1e-3, "residual_tol": 1e-3},
     "conditional": {"tol": 1e-4},
@@ -72,32 +68,30 @@ DEFAULT_SOLVER_OPTIONS = {
 }
 
 
-def _cluster_means(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
-    counts = np.bincount(labels, minlength=n_clusters)
-    sums = np.zeros((n_clusters, X.shape[1]))
-    np.add.at(sums, labels, X)
-    means = np.tile(X.mean(axis=0), (n_clusters, 1))  # empty clusters: unused placeholder in the domain
-    nonempty = counts > 0
-    means[nonempty] = sums[nonempty] / counts[nonempty, None]
-    return means, counts
+def _hard_model(method: str, X: np.ndarray, div: Divergence, n_clusters: int, alpha: float) -> HardModel:
+    if method == "conditional":
+        return ConditionalModel(X, div, n_clusters, alpha)
+    if method == "joint":
+        return JointModel(X, div, n_clusters)
+    return HardModel(X, div, n_clusters)  # (6): conditional-jc, discriminative
 
 
-def hard_objective(X, divergence, labels, n_clusters: int, *, model: str = "conditional-jc",
+def hard_objective(X, divergence, labels, n_clusters: int, *, method: str = "conditional-jc",
                    alpha: float = 1e-2) -> float:
-    r"""The hard objective that ``model`` re-optimises, at the partition ``labels``.
+    r"""The hard objective that ``method`` re-optimises, at the partition ``labels``.
 
     With :math:`\Gamma` the cluster means (optimal for every Bregman divergence, Banerjee et al.
     2005) and :math:`n_j` the cluster sizes:
 
     * ``"conditional-jc"``, ``"discriminative"``: (6) :math:`D_F(X, Y\Gamma)`;
     * ``"conditional"``: (14) :math:`\min_B D_{F^*}(YB, f(X)) + \frac{\alpha}{2}\|YB\|_F^2`, with
-      the rows of B from :func:`~cvxclust.bregman._local.conditional_centres`
+      the rows of B from :func:`~cvxclust.bregman._hard_models.conditional_centres`
       (:math:`f^{-1}(b_j) + \alpha b_j = \bar x_j`);
     * ``"joint"``: :math:`D_F(X, Y\Gamma) - \sum_j n_j \log(n_j / t)` (Section 5 with the profile
       prior :math:`w_j = \log(n_j/t)`; empty clusters contribute 0).
 
-    These are the ``objective`` values of the :class:`~cvxclust.bregman._local.LocalResult` of
-    the matching local method, evaluated without optimising Y.
+    These are the ``objective`` values of the :class:`~cvxclust.Result` of the matching local
+    method, evaluated without optimising Y.
 
     Parameters
     ----------
@@ -107,8 +101,8 @@ def hard_objective(X, divergence, labels, n_clusters: int, *, model: str = "cond
     labels : array-like of int, shape (t,)
         Cluster indices in ``0 .. n_clusters - 1`` (empty clusters allowed).
     n_clusters : int
-        d, between 2 and t.
-    model : {"conditional-jc", "conditional", "discriminative", "joint"}
+        d, between 1 and t.
+    method : {"conditional-jc", "conditional", "discriminative", "joint"}
     alpha : float > 0
         The weight of (14); used by ``"conditional"`` only.
 
@@ -116,27 +110,22 @@ def hard_objective(X, divergence, labels, n_clusters: int, *, model: str = "cond
     -------
     float
     """
+    validate_parameters({"n_clusters": [Interval(Integral, 1, None, closed="left")], "method": [Options(*METHODS)],
+                         "alpha": POSITIVE}, {"n_clusters": n_clusters, "method": method, "alpha": alpha},
+                        "hard_objective")
     div = get_divergence(divergence)
-    X = div.check_domain(np.asarray(X, dtype=float), "X")
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array (n_samples, n_features), got {X.ndim}-D")
-    d = check_n_clusters(n_clusters, X.shape[0])
-    labels = check_labels(labels, X.shape[0], d)
-    check_choice(model, "model", MODELS)
-    means, counts = _cluster_means(X, labels, d)
-    if model == "conditional":
-        check_positive(alpha, "alpha")
-        YB = conditional_centres(means, div, float(alpha))[labels]
-        return float(div.dual_divergence(YB, X) + 0.5 * alpha * np.sum(YB * YB))
-    value = div.divergence(X, means[labels])
-    if model == "joint":
-        value -= float(np.sum(xlogy(counts, counts / X.shape[0])))
-    return float(value)
+    X = div.check_domain(check_data_matrix(X, "X", min_samples=1), "X")
+    if n_clusters > X.shape[0]:
+        raise ValueError(f"n_clusters must be at most n_samples={X.shape[0]}, got {n_clusters}")
+    labels = check_labels(labels, X.shape[0], n_clusters)
+    model = _hard_model(method, X, div, int(n_clusters), float(alpha))
+    return float(model.objective(labels, model.refit(labels)))
 
 
 class BregmanClustering(ClusterMixin, BaseEstimator):
     r"""Clustering by a convex relaxation of Bregman-divergence clustering, rounding and local
-    re-optimisation (Section 6 of "Convex relaxations of Bregman divergence clustering").
+    re-optimisation (Section 6 of H. Cheng, X. Zhang, D. Schuurmans, "Convex Relaxations of
+    Bregman Divergence Clustering", UAI 2013).
 
     Hard Bregman clustering (6) minimises :math:`D_F(X, Y\Gamma)` over assignments Y and centres
     :math:`\Gamma`; with :math:`M = Y(Y^\top Y)^\dagger Y^\top` (9) it is
@@ -147,19 +136,20 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
       jointly convex divergence, by the certified ADMM of Section 3.1.1;
     * ``"conditional"``: (17) :math:`\min_T D_{F^*}(T, f(X)) + \frac{\alpha}{2}\Omega^2(T)` over
       :math:`\mathcal{M}_2`, any divergence, by the conditional gradient of Algorithm 1;
-    * ``"discriminative"``: (29) with the softmax transfer and weight ``gamma``;
+    * ``"discriminative"``: (29), :math:`\min_V \frac{\alpha}{2}\Omega^2(V) + \ell(V, \tau)`, with
+      the softmax transfer;
     * ``"joint"``: (33), the generative model with a cluster prior, weights ``alpha``, ``beta``.
 
     The relaxed M is rounded by spectral clustering (``n_init`` repeats; the repeat whose
     equivalence matrix is nearest M in Frobenius norm is kept), then, with ``reoptimize=True``,
-    the hard objective of the model (see :func:`hard_objective`) is re-optimised by the matching
-    alternating method started at the rounded labels; that method never increases its objective,
-    so ``objective_ <= rounded_objective_``.
+    the hard objective of the method (see :func:`hard_objective`) is re-optimised by the
+    matching alternating method started at the rounded labels; that method never increases its
+    objective, so ``objective_ <= rounded_objective_``.
 
     Parameters
     ----------
-    n_clusters : int, default=2
-        d, between 2 and n_samples.
+    n_clusters : int, default=8
+        d, between 1 and n_samples.  With 1 every point is in one cluster and nothing is solved.
     divergence : str or Divergence, default="euclidean"
         ``"euclidean"``, ``"kl"``, ``"logistic"``, ``"itakura-saito"`` (aliases ``"linear"``,
         ``"poisson"``, ``"sigmoid"``, ``"bernoulli"``) or a
@@ -167,14 +157,14 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         ``"conditional-jc"`` needs a jointly convex one (not Itakura-Saito).  For
         ``"discriminative"`` the relaxation uses the softmax transfer whatever this is; the
         divergence defines the hard objective re-optimised afterwards.
-    model : {"conditional-jc", "conditional", "discriminative", "joint"}, default="conditional-jc"
+    method : {"conditional-jc", "conditional", "discriminative", "joint"}, default="conditional-jc"
+        The relaxation.
     alpha : float, default=1e-2
-        Weight of the value regulariser of (14)/(17) and of T in (33) (> 0); used by
-        ``"conditional"`` and ``"joint"``.
+        Weight (> 0) of the value regulariser :math:`\frac{\alpha}{2}\Omega^2`: of T in
+        (14)/(17) and (33), of V in (29) (the paper's :math:`\gamma` there); unused by
+        ``"conditional-jc"``.
     beta : float, default=1e-2
         Weight of the prior regulariser of (33) (> 0); ``"joint"`` only.
-    gamma : float, default=1e-2
-        Weight of :math:`\frac{\gamma}{2}\Omega^2(V)` in (29) (> 0); ``"discriminative"`` only.
     rounding : {"spectral"}, default="spectral"
         Spectral-clustering rounding of M (Section 6).
     reoptimize : bool, default=True
@@ -182,10 +172,11 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     n_init : int, default=10
         Repeats of the spectral rounding (10 in the paper).
     solver_options : dict, default=None
-        Options of the relaxation's ``"auto"`` solver (``tol``, ``max_iter``, ``time_limit``,
-        ...); they update :data:`DEFAULT_SOLVER_OPTIONS` (``tol=1e-3``, ``residual_tol=1e-3`` for
-        the ADMM of ``"conditional-jc"``, ``tol=1e-4`` for the conditional-gradient models:
-        the rounding does not need the solvers' default certified gap of 1e-6).
+        Options of the relaxation's solver: ``method`` (its name, ``"auto"`` by default),
+        ``tol``, ``max_iter``, ``time_limit``, ...; they update :data:`DEFAULT_SOLVER_OPTIONS`
+        (``tol=1e-3``, ``residual_tol=1e-3`` for ``"conditional-jc"``, ``tol=1e-4`` for the
+        conditional-gradient methods: the rounding does not need the solvers' default certified
+        gap of 1e-6).
     random_state : int, RandomState instance or None, default=None
         Seeds the rounding repeats and the randomised SVDs of the conditional gradient.
 
@@ -194,36 +185,36 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     labels_ : ndarray of shape (n_samples,)
         The final partition (re-optimised, or the rounded one with ``reoptimize=False``).
     objective_ : float
-        The model's hard objective (:func:`hard_objective`) of ``labels_``.
+        The method's hard objective (:func:`hard_objective`) of ``labels_``.
+    result_ : Result or None
+        The relaxation's :class:`~cvxclust.Result` (status, certified ``dual_bound``, history);
+        None when ``n_clusters=1``.
+    n_iter_ : int
+        Iterations of the relaxation's solver (0 when ``n_clusters=1``).
     rounded_labels_ : ndarray of shape (n_samples,)
         The spectral rounding of ``M_``.
     rounded_objective_ : float
         The hard objective of ``rounded_labels_``.
-    relaxation_ : Relaxation
+    relaxation_ : Relaxation or None
         The :class:`ConditionalJC`, :class:`Conditional`, :class:`Discriminative` or
         :class:`Joint` instance that was solved.
-    relaxation_result_ : Result
-        Its result (status, certified ``dual_bound``, history).
-    M_ : ndarray of shape (n_samples, n_samples)
-        The relaxed normalized equivalence matrix (``result.X`` for ConditionalJC, the recovered
-        ``result.M`` for the others).
-    n_iter_ : int
-        Iterations of the relaxation's solver.
-    reoptimization_ : LocalResult or None
-        The local re-optimisation (None when ``reoptimize=False``).
+    M_ : ndarray of shape (n_samples, n_samples) or None
+        The relaxed normalized equivalence matrix (``result_.X`` for ConditionalJC,
+        ``result_.extras["M"]``, recovered from the solution, for the others).
+    reoptimization_ : Result or None
+        The local re-optimisation (None when ``reoptimize=False`` or ``n_clusters=1``).
     n_features_in_ : int
 
     Notes
     -----
-    **Defaults of alpha, beta, gamma.**  The paper uses 1e-5 to 1e-9 to approximate the
-    unregularised objectives; such values make (17) and (33) ill-conditioned (the
-    conditional-gradient iterations grow: on 30 blobs, ``"joint"`` with KL took 49 iterations at
-    1e-3 against 2 at 1e-2) and, with KL, ``"conditional"`` stalled at 1e-5.  On the same blobs
-    the rounded partitions were identical for alpha from 1e-1 to 1e-5 (Euclidean, logistic), so
-    we default to 1e-2, the relaxations' own default.  For ``gamma`` the scores
-    :math:`XV^\top/t` scale like :math:`1/(\gamma t^3)`; 1e-2 and 1e-1 rounded best on those blobs
-    (1e-5 rounded badly), hence 1e-2.  Both are data dependent: scale the features (the paper
-    scales them to unit variance) or tune them.
+    **Defaults of alpha and beta.**  The paper uses 1e-5 to 1e-9 to approximate the
+    unregularised objectives; such values make (17), (29) and (33) ill-conditioned (the
+    conditional-gradient iterations grow, and with KL ``"conditional"`` can stall), while on
+    well-separated data the rounded partitions stay the same from 1e-1 down to 1e-5, so the
+    default is 1e-2, the relaxations' own.  For ``"discriminative"`` the scores
+    :math:`XV^\top/t` scale like :math:`1/(\alpha t^3)` and values far below 1e-2 round badly.
+    The best value is data dependent: scale the features (the paper scales them to unit
+    variance) or tune it.
 
     **Data outside the divergence's domain** (negative values for KL, values outside (0, 1) for
     the logistic divergence, nonpositive values for Itakura-Saito) raise ``ValueError`` naming
@@ -232,15 +223,27 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     logistic and Itakura-Saito divergences have domains that no scikit-learn tag describes.
     """
 
+    _parameter_constraints = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "divergence": [Options(*DIVERGENCE_NAMES), Divergence],
+        "method": [Options(*METHODS)],
+        "alpha": POSITIVE,
+        "beta": POSITIVE,
+        "rounding": [Options("spectral")],
+        "reoptimize": ["boolean"],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "solver_options": ["dict", None],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
-        n_clusters=2,
+        n_clusters=8,
         *,
         divergence="euclidean",
-        model="conditional-jc",
+        method="conditional-jc",
         alpha=1e-2,
         beta=1e-2,
-        gamma=1e-2,
         rounding="spectral",
         reoptimize=True,
         n_init=10,
@@ -249,55 +252,29 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     ):
         self.n_clusters = n_clusters
         self.divergence = divergence
-        self.model = model
+        self.method = method
         self.alpha = alpha
         self.beta = beta
-        self.gamma = gamma
         self.rounding = rounding
         self.reoptimize = reoptimize
         self.n_init = n_init
         self.solver_options = solver_options
         self.random_state = random_state
 
-    # -- checks ---------------------------------------------------------------------------------
-    def _divergence(self) -> Divergence:
-        if isinstance(self.divergence, str) and self.divergence.lower() == "mahalanobis":
-            raise ValueError("divergence='mahalanobis' needs its weight matrix: pass Mahalanobis(W) instead")
-        div = get_divergence(self.divergence)  # "Unknown divergence ..." listing the valid names
-        if self.model == "conditional-jc" and not div.jointly_convex:
-            raise ValueError(
-                f"divergence {div.name!r} is not jointly convex, so model='conditional-jc' (10) is not a "
-                "convex problem; use model='conditional'"
-            )
-        return div
-
-    def _check_params(self) -> Divergence:
-        check_choice(self.model, "model", MODELS)
-        check_choice(self.rounding, "rounding", ROUNDINGS)
-        check_bool(self.reoptimize, "reoptimize")
-        check_int_range(self.n_init, "n_init", 1)
-        for name in ("alpha", "beta", "gamma"):
-            check_positive(getattr(self, name), name)
-        if self.solver_options is not None and not isinstance(self.solver_options, dict):
-            raise ValueError(f"solver_options must be a dict or None, got {self.solver_options!r}")
-        if isinstance(self.n_clusters, bool) or not isinstance(self.n_clusters, numbers.Integral):
-            raise ValueError(f"n_clusters must be an integer, got {self.n_clusters!r}")
-        return self._divergence()
-
     # -- the pipeline ---------------------------------------------------------------------------
     def _relaxation(self, X: np.ndarray, div: Divergence, d: int):
-        if self.model == "conditional-jc":
+        if self.method == "conditional-jc":
             return ConditionalJC(X, div, d)
-        if self.model == "conditional":
+        if self.method == "conditional":
             return Conditional(X, div, d, alpha=self.alpha)
-        if self.model == "discriminative":
-            return Discriminative(X, d, gamma=self.gamma)
+        if self.method == "discriminative":
+            return Discriminative(X, d, alpha=self.alpha)
         return Joint(X, div, d, alpha=self.alpha, beta=self.beta)
 
     def _reoptimize(self, X: np.ndarray, div: Divergence, d: int, init: np.ndarray):
-        if self.model == "conditional":
+        if self.method == "conditional":
             return conditional_hard_clustering(X, div, d, alpha=self.alpha, init=init)
-        if self.model == "joint":
+        if self.method == "joint":
             return joint_hard_clustering(X, div, d, init=init)
         return bregman_hard_clustering(X, div, d, init=init)  # (6): conditional-jc, discriminative
 
@@ -307,43 +284,62 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Naming ``n_clusters``, ``divergence``, ``model``, ``rounding``, ``alpha``, ``beta``,
-            ``gamma``, ``n_init``, ``reoptimize`` or ``solver_options`` for bad parameters, and
-            ``X`` for data that is not a finite 2-D array with at least 2 samples or lies outside
-            the divergence's domain.
+            Naming the parameter for bad parameters (``divergence`` also for a divergence that
+            is not jointly convex with ``method="conditional-jc"``), ``n_clusters`` when it
+            exceeds the number of samples, and ``X`` for data that is not a finite 2-D array or
+            lies outside the divergence's domain.
         """
-        div = self._check_params()
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
+        div = get_divergence(self.divergence)
+        if self.method == "conditional-jc" and not div.jointly_convex:
+            raise ValueError(
+                f"divergence {div.name!r} is not jointly convex, so method='conditional-jc' (10) is not a "
+                "convex problem; use method='conditional'"
+            )
+        X = validate_data(self, X, dtype=np.float64)
         if isinstance(div, GeneralizedKL):
             check_non_negative(X, f"X (the {div.name} divergence needs nonnegative data)")
         X = div.check_domain(X, "X")
-        d = check_n_clusters(self.n_clusters, X.shape[0])
+        t, d = X.shape[0], self.n_clusters
+        if d > t:
+            raise ValueError(f"n_clusters must be at most n_samples={t}, got {d}")
+        with blas_threads(t):
+            self._fit(X, div, d)
+        return self
+
+    def _fit(self, X: np.ndarray, div: Divergence, d: int) -> None:
+        if d == 1:  # one cluster: nothing to solve
+            labels = np.zeros(X.shape[0], dtype=np.intp)
+            self.relaxation_ = self.result_ = self.M_ = self.reoptimization_ = None
+            self.n_iter_ = 0
+            self.rounded_labels_ = self.labels_ = labels
+            self.rounded_objective_ = self.objective_ = hard_objective(X, div, labels, 1, method=self.method,
+                                                                       alpha=self.alpha)
+            return
         rng = check_random_state(self.random_state)
-
         relaxation = self._relaxation(X, div, d)
-        options = {**DEFAULT_SOLVER_OPTIONS.get(self.model, {}), **(self.solver_options or {})}
-        if self.model != "conditional-jc":  # the conditional-gradient solvers draw random SVD starts
+        options = {"method": "auto", **DEFAULT_SOLVER_OPTIONS[self.method], **(self.solver_options or {})}
+        if self.method != "conditional-jc":  # the conditional-gradient solvers draw random SVD starts
             options.setdefault("random_state", rng.randint(np.iinfo(np.int32).max))
-        result = relaxation.solve("auto", **options)
-        M = result.X if self.model == "conditional-jc" else result.M
+        result = relaxation.solve(**options)
+        M = result.X if self.method == "conditional-jc" else result.extras["M"]
 
-        rounded = round_equivalence(M, d, n_init=self.n_init, random_state=rng).labels
-        self.rounded_objective_ = hard_objective(X, div, rounded, d, model=self.model, alpha=self.alpha)
+        rounded = round_equivalence(M, d, n_init=self.n_init, random_state=rng).X
+        self.rounded_objective_ = hard_objective(X, div, rounded, d, method=self.method, alpha=self.alpha)
         if self.reoptimize:
             self.reoptimization_ = self._reoptimize(X, div, d, rounded)
-            labels, objective = self.reoptimization_.labels, self.reoptimization_.objective
+            labels, objective = self.reoptimization_.X, self.reoptimization_.objective
         else:
             self.reoptimization_ = None
             labels, objective = rounded, self.rounded_objective_
 
         self.relaxation_ = relaxation
-        self.relaxation_result_ = result
+        self.result_ = result
         self.M_ = M
         self.n_iter_ = int(result.iterations)
         self.rounded_labels_ = np.asarray(rounded, dtype=np.intp)
         self.labels_ = np.asarray(labels, dtype=np.intp)
         self.objective_ = float(objective)
-        return self
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

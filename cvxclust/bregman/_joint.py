@@ -165,7 +165,7 @@ class Joint(Relaxation):
     # unchecked, for the solver's inner loops (which may probe points outside dom L)
     def _loss(self, Z: np.ndarray) -> float:
         u, T = Z[:, 0], Z[:, 1:]
-        if not np.all(np.isfinite(Z)) or not np.all(self.divergence._in_dual_domain(T)):
+        if not np.all(np.isfinite(Z)) or not np.all(self.divergence.in_dual_domain(T)):
             return np.inf
         with np.errstate(over="ignore"):
             L = self.divergence.dual_divergence(T, self.X)
@@ -236,7 +236,7 @@ class Joint(Relaxation):
         M = self.recover_M(Z)
         res = (residuals_M2 if self.domain == "M2" else residuals_M3)(M, self.n_clusters)
         T = Z[:, 1:]
-        res["domain"] = float(np.mean(~np.broadcast_to(self.divergence._in_dual_domain(T), T.shape)))
+        res["domain"] = float(np.mean(~np.broadcast_to(self.divergence.in_dual_domain(T), T.shape)))
         proj = M @ np.linalg.lstsq(M, Wm, rcond=None)[0]
         res["range"] = float(np.linalg.norm(Wm - proj) / max(np.linalg.norm(Wm), 1e-300))
         return res

@@ -427,3 +427,109 @@ def test_whiten_checks_its_input():
         SquaredEuclidean().whiten(np.array([[1.0, np.inf]]))
     with pytest.raises(ValueError, match="X"):
         Mahalanobis(W_TEST).whiten(np.ones((4, 2)))
+
+
+# ----- every public method at the door: bad arrays, float32, read-only, no mutation ----------
+
+def _calls(div, X, Y, Z, W):
+    """Every public method with its arguments, as (method, argument names, arguments)."""
+    return [
+        ("check_domain", ("X",), (X,)),
+        ("F", ("X",), (X,)),
+        ("transfer", ("X",), (X,)),
+        ("inverse_transfer", ("Y",), (Z,)),
+        ("conjugate", ("Y",), (Z,)),
+        ("divergence", ("X", "Y"), (X, Y)),
+        ("divergence_rows", ("X", "Y"), (X, Y)),
+        ("gradient_second", ("X", "Y"), (X, Y)),
+        ("conjugate_divergence", ("Z", "W"), (Z, W)),
+        ("dual_divergence", ("Z", "X"), (Z, X)),
+        ("dual_divergence_grad", ("Z", "X"), (Z, X)),
+    ]
+
+
+def _arguments(name, rng):
+    div = CASES[name][0]
+    X, Y = random_points(name, rng), random_points(name, rng)
+    return div, X, Y, div.transfer(Y), div.transfer(X)
+
+
+BAD_ARRAYS = {
+    "nan": lambda A: np.where(np.arange(A.size).reshape(A.shape) == 1, np.nan, A),
+    "inf": lambda A: np.where(np.arange(A.size).reshape(A.shape) == 2, np.inf, A),
+    "empty": lambda A: np.empty((0, A.shape[1])),
+    "complex": lambda A: A + 1j,
+    "text": lambda A: np.full(A.shape, "a"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_ARRAYS))
+@pytest.mark.parametrize("name", NAMES)
+def test_every_method_refuses_bad_arrays_naming_the_argument(name, bad):
+    rng = np.random.default_rng(0)
+    div, *good = _arguments(name, rng)
+    for method, names, args in _calls(div, *good):
+        for k in range(len(args)):
+            spoiled = list(args)
+            spoiled[k] = BAD_ARRAYS[bad](np.asarray(args[k]))
+            with pytest.raises(ValueError, match=rf"^{names[k]} "):
+                getattr(div, method)(*spoiled)
+
+
+@pytest.mark.parametrize("name", ["kl", "logistic", "itakura-saito"])
+def test_every_method_refuses_points_outside_the_domain_naming_the_argument(name):
+    rng = np.random.default_rng(1)
+    div, X, Y, Z, W = _arguments(name, rng)
+    outside = {"kl": -1.0, "logistic": 1.5, "itakura-saito": 0.0}[name]
+    outside_dual = {"itakura-saito": 0.5}.get(name)  # F* of KL and logistic is finite everywhere
+    for method, names, args in _calls(div, X, Y, Z, W):
+        for k, arg_name in enumerate(names):
+            spoiled = list(args)
+            if arg_name in ("X", "Y") and method not in ("inverse_transfer", "conjugate"):
+                spoiled[k] = np.where(np.eye(*X.shape, dtype=bool), outside, args[k])
+            elif outside_dual is not None:
+                spoiled[k] = np.where(np.eye(*X.shape, dtype=bool), outside_dual, args[k])
+            else:
+                continue
+            with pytest.raises(ValueError, match=rf"^{arg_name} must have"):
+                getattr(div, method)(*spoiled)
+
+
+@given(data=st.data())
+@settings(max_examples=15, deadline=None)
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_read_only_inputs_work_and_no_input_is_modified(name, data):
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    div, *args64 = _arguments(name, np.random.default_rng(seed))
+    args32 = [np.asarray(a, dtype=np.float32) for a in args64]
+    for a in args32:
+        a.flags.writeable = False
+    kept = [a.copy() for a in args32]
+    for (method, _, exact), (_, _, single) in zip(_calls(div, *[a.astype(np.float64) for a in args32]),
+                                                   _calls(div, *args32)):
+        try:
+            expected = getattr(div, method)(*exact)
+        except ValueError:  # float32 rounding may put a point on the boundary of the domain
+            with pytest.raises(ValueError):
+                getattr(div, method)(*single)
+            continue
+        np.testing.assert_array_equal(getattr(div, method)(*single), expected)
+    for a, b in zip(args32, kept):
+        np.testing.assert_array_equal(a, b)
+
+
+@given(data=st.data())
+@settings(max_examples=15, deadline=None)
+@pytest.mark.parametrize("name", NAMES)
+def test_no_method_modifies_its_inputs(name, data):
+    X = data.draw(points(name))
+    Y = data.draw(points(name))
+    div = CASES[name][0]
+    args = [X, Y, div.transfer(Y), div.transfer(X)]
+    kept = [a.copy() for a in args]
+    for method, _, call_args in _calls(div, *args):
+        out = getattr(div, method)(*call_args)
+        if isinstance(out, np.ndarray) and method != "check_domain":  # that one returns its input
+            out[...] = 0.0  # a computed array is the caller's: writing to it leaves the inputs alone
+        for a, b in zip(args, kept):
+            np.testing.assert_array_equal(a, b)

@@ -1,4 +1,4 @@
-"""``BregmanClustering``: scikit-learn compatibility, recovery by every model, re-optimisation,
+"""``BregmanClustering``: scikit-learn compatibility, recovery by every method, re-optimisation,
 the hard objectives, bad input."""
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ from sklearn.base import clone
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from cvxclust.bregman import _estimator
 
 from cvxclust.bregman._conditional import Conditional
 from cvxclust.bregman._conditional_jc import ConditionalJC
@@ -20,7 +23,7 @@ from cvxclust.bregman._joint import Joint
 from cvxclust.bregman.divergences import Mahalanobis
 from cvxclust.metrics import accuracy
 
-MODELS = ("conditional-jc", "conditional", "discriminative", "joint")
+METHODS = ("conditional-jc", "conditional", "discriminative", "joint")
 RELAXATIONS = {"conditional-jc": ConditionalJC, "conditional": Conditional, "discriminative": Discriminative,
                "joint": Joint}
 
@@ -45,60 +48,58 @@ def fit_quietly(est, X):
 
 # --------------------------------------------------------------------------- scikit-learn checks
 
-# The API checks fit dozens of small random sets; the ADMM is capped (its accuracy is tested
-# below with the defaults) and Joint is loosened (on structureless data its conditional gradient
-# needs 1000+ iterations for the default 1e-4 gap of some checks' data).
-ESTIMATORS = [
-    BregmanClustering(3, solver_options={"max_iter": 100}),
-    BregmanClustering(3, model="conditional"),
-    BregmanClustering(3, model="discriminative"),
-    BregmanClustering(3, model="joint", solver_options={"tol": 1e-3}),
-    BregmanClustering(3, model="conditional", divergence="kl"),
-]
-
-N_CLUSTERS_1 = "the check sets n_clusters=1, which is rejected by design (2 <= n_clusters <= n_samples)"
-NEGATIVE_FOR_KL = ("check_clustering (and its read-only-memmap variant, same name) standardizes make_blobs data "
-                   "whatever the positive_only tag says; the KL divergence rejects the negative entries")
-EXPECTED_FAILED_CHECKS = {
-    "check_dont_overwrite_parameters": N_CLUSTERS_1,
-    "check_fit2d_predict1d": N_CLUSTERS_1,
-    "check_methods_subset_invariance": N_CLUSTERS_1,
-    "check_fit2d_1feature": N_CLUSTERS_1,
-}
-
-
-def expected_failed_checks(estimator):
-    if estimator.divergence == "kl":
-        return {**EXPECTED_FAILED_CHECKS, "check_clustering": NEGATIVE_FOR_KL}
-    return EXPECTED_FAILED_CHECKS
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks, xfail_strict=True)
+# Every method, built with its defaults (n_clusters=8), passes every check: no expected failure.
+@parametrize_with_checks([BregmanClustering()] + [BregmanClustering(method=m) for m in METHODS[1:]])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
 
 
-@pytest.mark.parametrize("index", [1, 4], ids=["euclidean", "kl"])
-def test_expected_failures_are_exactly_the_justified_ones(index):
-    est = clone(ESTIMATORS[index])
+def test_kl_fails_only_the_check_that_standardizes_its_data():
+    # check_clustering (and its read-only-memmap variant, same name) standardizes make_blobs data
+    # whatever the positive_only tag says; the KL divergence rejects the negative entries
+    est = BregmanClustering(method="conditional", divergence="kl")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = check_estimator(est, on_fail=None)
-    failed = {}
-    for r in results:
-        if r["status"] == "failed":
-            failed.setdefault(r["check_name"], []).append(r["exception"])
-    assert set(failed) == set(expected_failed_checks(est))
-    for name, exceptions in failed.items():
-        for exception in exceptions:  # check_fit2d_1feature wraps our ValueError in an AssertionError
-            if name == "check_clustering":
-                assert isinstance(exception, ValueError)
-                assert "Negative values in data passed to X" in str(exception)
-            else:
-                assert "n_clusters must be between 2 and n_samples" in str(exception)
-                assert "got 1" in str(exception)
+    failed = [r for r in results if r["status"] == "failed"]
+    assert {r["check_name"] for r in failed} == {"check_clustering"}
+    for r in failed:
+        assert isinstance(r["exception"], ValueError)
+        assert "Negative values in data passed to X" in str(r["exception"])
+
+
+def test_defaults_and_one_cluster():
+    est = BregmanClustering()
+    assert est.n_clusters == 8 and est.method == "conditional-jc" and est.solver_options is None
+    X = blobs()[0]["euclidean"]
+    one = BregmanClustering(1).fit(X)
+    np.testing.assert_array_equal(one.labels_, np.zeros(len(X)))
+    assert one.result_ is None and one.relaxation_ is None and one.reoptimization_ is None
+    assert one.n_iter_ == 0
+    # (6) of one cluster: half the total squared distance to the mean
+    assert one.objective_ == pytest.approx(0.5 * np.sum((X - X.mean(axis=0)) ** 2), rel=1e-12)
+    for method in METHODS:
+        one = BregmanClustering(1, method=method, divergence="kl").fit(blobs()[0]["kl"])
+        assert one.objective_ == pytest.approx(hard_objective(blobs()[0]["kl"], "kl", one.labels_, 1, method=method))
+    # a single sample is one cluster too
+    np.testing.assert_array_equal(BregmanClustering(1).fit(X[:1]).labels_, [0])
+
+
+def test_fit_runs_with_one_blas_thread(monkeypatch):
+    # cvxclust.linalg.blas_threads: one thread for small problems, whatever the caller allows
+    seen, original = [], _estimator.round_equivalence
+
+    def rounding(*args, **kwargs):
+        seen.append(max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_estimator, "round_equivalence", rounding)
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas") == 2
+        BregmanClustering(3, random_state=0).fit(blobs()[0]["euclidean"])
+    assert seen == [1]
 
 
 def test_kl_carries_the_positive_only_tag():
@@ -111,40 +112,41 @@ def test_kl_carries_the_positive_only_tag():
 # --------------------------------------------------------------------------- recovery
 
 @pytest.mark.parametrize("divergence", ["euclidean", "kl", "logistic"])
-@pytest.mark.parametrize("model", MODELS)
-def test_every_model_recovers_well_separated_blobs(model, divergence):
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_recovers_well_separated_blobs(method, divergence):
     data, y = blobs()
-    est = BregmanClustering(3, model=model, divergence=divergence, random_state=0).fit(data[divergence])
+    est = BregmanClustering(3, method=method, divergence=divergence, random_state=0).fit(data[divergence])
     assert accuracy(y, est.labels_) == 1.0
     assert est.labels_.shape == (30,) and est.labels_.dtype.kind == "i"
-    assert isinstance(est.relaxation_, RELAXATIONS[model])
+    assert isinstance(est.relaxation_, RELAXATIONS[method])
     assert est.M_.shape == (30, 30)
-    assert est.n_iter_ == est.relaxation_result_.iterations >= 1
-    assert est.relaxation_result_.status == "optimal"
+    assert est.n_iter_ == est.result_.iterations >= 1
+    assert est.result_.status == "optimal"
     # the certified bound of the relaxation's solver holds at its returned point
-    assert est.relaxation_result_.dual_bound <= est.relaxation_result_.objective + 1e-9
+    assert est.result_.dual_bound <= est.result_.objective + 1e-9
+    assert est.reoptimization_.status == "converged"
     assert est.n_features_in_ == 2
 
 
-@pytest.mark.parametrize("model", MODELS)
-def test_relaxation_bounds_the_hard_objective_for_conditional_jc(model):
+@pytest.mark.parametrize("method", METHODS)
+def test_relaxation_bounds_the_hard_objective_for_conditional_jc(method):
     # (10) over M1 contains the exact set: its optimum is a lower bound on D_F(X, Y Gamma) of every
     # partition, in particular of the estimator's; the other relaxations state other objectives
     data, _ = blobs(seed=1, spread=1.2)
-    est = BregmanClustering(3, model=model, random_state=0).fit(data["euclidean"])
-    if model == "conditional-jc":
-        assert est.relaxation_result_.dual_bound <= est.objective_ + 1e-9
+    est = BregmanClustering(3, method=method, random_state=0).fit(data["euclidean"])
+    if method == "conditional-jc":
+        assert est.result_.dual_bound <= est.objective_ + 1e-9
     assert np.isfinite(est.objective_)
 
 
 # --------------------------------------------------------------------------- re-optimisation
 
 @pytest.mark.parametrize("divergence", ["euclidean", "kl"])
-@pytest.mark.parametrize("model", MODELS)
-def test_reoptimize_never_worsens_the_rounded_labels(model, divergence):
+@pytest.mark.parametrize("method", METHODS)
+def test_reoptimize_never_worsens_the_rounded_labels(method, divergence):
     data, _ = blobs(seed=3, spread=1.6)  # overlapping: rounding and local optimum can differ
     X = data[divergence]
-    kwargs = dict(model=model, divergence=divergence, random_state=5)
+    kwargs = dict(method=method, divergence=divergence, random_state=5)
     est = BregmanClustering(3, **kwargs).fit(X)
     raw = BregmanClustering(3, reoptimize=False, **kwargs).fit(X)
     assert est.objective_ <= est.rounded_objective_ * (1 + 1e-12) + 1e-12
@@ -155,14 +157,15 @@ def test_reoptimize_never_worsens_the_rounded_labels(model, divergence):
     assert raw.reoptimization_ is None
     # the reported objectives are those of the local method
     assert est.objective_ == pytest.approx(est.reoptimization_.objective, rel=1e-12)
-    assert est.reoptimization_.history[0] == pytest.approx(est.rounded_objective_, rel=1e-10)
+    np.testing.assert_array_equal(est.labels_, est.reoptimization_.X)
+    assert est.reoptimization_.extras["initial_objective"] == pytest.approx(est.rounded_objective_, rel=1e-10)
 
 
 def test_reoptimize_improves_a_rounding_that_is_not_a_local_optimum():
-    # measured: the conditional relaxation with KL rounds these blobs imperfectly; the local
+    # the conditional relaxation with KL rounds these blobs imperfectly; the local
     # re-optimisation of (14) then finds the planted partition (a strict improvement)
     data, y = blobs(seed=1)
-    est = BregmanClustering(3, model="conditional", divergence="kl", random_state=0).fit(data["kl"])
+    est = BregmanClustering(3, method="conditional", divergence="kl", random_state=0).fit(data["kl"])
     assert accuracy(y, est.rounded_labels_) < 1.0
     assert accuracy(y, est.labels_) == 1.0
     assert est.objective_ < est.rounded_objective_ - 1e-6
@@ -177,12 +180,12 @@ def test_hard_objective_of_conditional_jc_is_half_the_kmeans_inertia():
     assert hard_objective(X, "euclidean", km.labels_, 3) == pytest.approx(km.inertia_ / 2, rel=1e-10)
 
 
-@pytest.mark.parametrize("model", MODELS)
-def test_hard_objective_matches_the_local_methods(model):
+@pytest.mark.parametrize("method", METHODS)
+def test_hard_objective_matches_the_local_methods(method):
     data, _ = blobs(seed=4, spread=1.4)
     X = data["kl"]
-    est = BregmanClustering(3, model=model, divergence="kl", alpha=0.05, random_state=1).fit(X)
-    assert hard_objective(X, "kl", est.labels_, 3, model=model, alpha=0.05) == pytest.approx(
+    est = BregmanClustering(3, method=method, divergence="kl", alpha=0.05, random_state=1).fit(X)
+    assert hard_objective(X, "kl", est.labels_, 3, method=method, alpha=0.05) == pytest.approx(
         est.reoptimization_.objective, rel=1e-10)
 
 
@@ -192,9 +195,18 @@ def test_hard_objective_joint_adds_the_entropy_of_the_sizes():
     within = 0.5 * (0.25 + 0.25) + 0.5 * (1.0 + 0.0 + 1.0)  # D_F = ||x - mu||^2 / 2
     entropy = -(2 * np.log(2 / 5) + 3 * np.log(3 / 5))
     assert hard_objective(X, "euclidean", labels, 2) == pytest.approx(within)
-    assert hard_objective(X, "euclidean", labels, 2, model="joint") == pytest.approx(within + entropy)
+    assert hard_objective(X, "euclidean", labels, 2, method="joint") == pytest.approx(within + entropy)
     # an empty cluster contributes nothing to either term
-    assert hard_objective(X, "euclidean", labels, 3, model="joint") == pytest.approx(within + entropy)
+    assert hard_objective(X, "euclidean", labels, 3, method="joint") == pytest.approx(within + entropy)
+
+
+@pytest.mark.parametrize("kwargs, name", [({"method": "kmeans"}, "method"), ({"alpha": 0.0}, "alpha"),
+                                          ({"n_clusters": 0}, "n_clusters"), ({"n_clusters": 6}, "n_clusters")])
+def test_hard_objective_bad_parameters_name_them(kwargs, name):
+    X = np.array([[0.0], [1.0], [5.0], [6.0], [7.0]])
+    kwargs = {"n_clusters": 2, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        hard_objective(X, "euclidean", np.zeros(5, int), kwargs.pop("n_clusters"), **kwargs)
 
 
 # --------------------------------------------------------------------------- options
@@ -202,8 +214,8 @@ def test_hard_objective_joint_adds_the_entropy_of_the_sizes():
 def test_mahalanobis_instance_with_identity_weight_equals_euclidean():
     data, _ = blobs(seed=2, spread=1.5)
     X = data["euclidean"]
-    a = BregmanClustering(3, model="conditional", random_state=0).fit(X)
-    b = BregmanClustering(3, model="conditional", divergence=Mahalanobis(np.eye(2)), random_state=0).fit(X)
+    a = BregmanClustering(3, method="conditional", random_state=0).fit(X)
+    b = BregmanClustering(3, method="conditional", divergence=Mahalanobis(np.eye(2)), random_state=0).fit(X)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert b.objective_ == pytest.approx(a.objective_, rel=1e-8)
     c = clone(b).fit(X)  # the Divergence instance survives clone
@@ -213,7 +225,7 @@ def test_mahalanobis_instance_with_identity_weight_equals_euclidean():
 def test_same_random_state_same_result_and_fit_predict():
     data, _ = blobs(seed=3, spread=1.6)
     X = data["euclidean"]
-    est = BregmanClustering(3, model="joint", random_state=7)
+    est = BregmanClustering(3, method="joint", random_state=7)
     np.testing.assert_array_equal(est.fit_predict(X), clone(est).fit(X).labels_)
 
 
@@ -221,7 +233,7 @@ def test_solver_limit_gives_convergence_warning_and_honest_status():
     data, y = blobs()
     with pytest.warns(ConvergenceWarning):
         est = BregmanClustering(3, solver_options={"max_iter": 3}, random_state=0).fit(data["euclidean"])
-    assert est.relaxation_result_.status == "max_iter"
+    assert est.result_.status == "max_iter"
     assert est.n_iter_ == 3
     assert est.labels_.shape == y.shape  # a feasible M is still rounded
 
@@ -231,8 +243,12 @@ def test_solver_options_override_the_estimator_defaults():
     X = data["euclidean"]
     loose = BregmanClustering(3, random_state=0).fit(X)
     tight = BregmanClustering(3, solver_options={"tol": 1e-4, "residual_tol": 1e-4}, random_state=0).fit(X)
-    assert tight.relaxation_result_.relative_gap <= 1e-4
+    assert tight.result_.relative_gap <= 1e-4
     assert tight.n_iter_ > loose.n_iter_
+    # the solver's own name goes in solver_options too
+    admm = BregmanClustering(3, solver_options={"method": "admm"}, random_state=0).fit(X)
+    assert admm.result_.method == "admm" and loose.result_.method != "admm"
+    np.testing.assert_array_equal(admm.labels_, loose.labels_)
 
 
 # --------------------------------------------------------------------------- bad input
@@ -243,18 +259,20 @@ X_OK = blobs()[0]["euclidean"]
 @pytest.mark.parametrize(
     "params, name",
     [
-        ({"n_clusters": 1}, "n_clusters"),
+        ({"n_clusters": 0}, "n_clusters"),
         ({"n_clusters": 31}, "n_clusters"),
         ({"n_clusters": 2.5}, "n_clusters"),
         ({"n_clusters": True}, "n_clusters"),
         ({"divergence": "hellinger"}, "divergence"),
         ({"divergence": "mahalanobis"}, "divergence"),
         ({"divergence": "itakura-saito"}, "divergence"),  # conditional-jc needs joint convexity
-        ({"model": "kmeans"}, "model"),
+        ({"method": "kmeans"}, "method"),
         ({"rounding": "yu-shi"}, "rounding"),
-        ({"alpha": 0.0, "model": "conditional"}, "alpha"),
-        ({"beta": -1.0, "model": "joint"}, "beta"),
-        ({"gamma": float("nan"), "model": "discriminative"}, "gamma"),
+        ({"alpha": 0.0, "method": "conditional"}, "alpha"),
+        ({"beta": -1.0, "method": "joint"}, "beta"),
+        ({"alpha": float("nan"), "method": "discriminative"}, "alpha"),
+        ({"alpha": float("inf")}, "alpha"),
+        ({"random_state": "seed"}, "random_state"),
         ({"n_init": 0}, "n_init"),
         ({"reoptimize": "yes"}, "reoptimize"),
         ({"solver_options": [("tol", 1e-3)]}, "solver_options"),
@@ -277,12 +295,12 @@ def test_bad_parameters_raise_value_error_naming_them(params, name):
 )
 def test_data_outside_the_domain_raises_naming_X(divergence, X):
     with pytest.raises(ValueError, match="X"):
-        BregmanClustering(3, model="conditional", divergence=divergence).fit(X)
+        BregmanClustering(3, method="conditional", divergence=divergence).fit(X)
 
 
-def test_itakura_saito_works_with_the_conditional_model():
+def test_itakura_saito_works_with_the_conditional_method():
     data, y = blobs()
-    est = BregmanClustering(3, model="conditional", divergence="itakura-saito", random_state=0).fit(data["kl"] + 1.0)
+    est = BregmanClustering(3, method="conditional", divergence="itakura-saito", random_state=0).fit(data["kl"] + 1.0)
     assert accuracy(y, est.labels_) == 1.0
 
 

@@ -1,5 +1,5 @@
-"""Rounding, local re-optimisation and the alternating baselines (cvxclust.bregman._local)."""
-
+"""Rounding, local re-optimisation and the alternating baselines (cvxclust.bregman._local,
+_hard_models, _soft_em, _spectral_rounding)."""
 
 import numpy as np
 import pytest
@@ -8,15 +8,15 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
-from cvxclust.bregman._local import (
+from cvxclust import Result
+from cvxclust.bregman import (
     bregman_hard_clustering,
-    conditional_centres,
     conditional_hard_clustering,
     joint_hard_clustering,
-    random_partition,
     round_equivalence,
     soft_bregman_em,
 )
+from cvxclust.bregman._hard_models import conditional_centres, random_partition
 from cvxclust.bregman.divergences import Mahalanobis, get_divergence
 from cvxclust.bregman.sets import equivalence_matrix, project_M2
 
@@ -73,10 +73,13 @@ def test_objective_monotone_and_reported_value(model, name):
     X, div, k = _data(name, seed=1), get_divergence(name), 3
     for refine in (False, True):
         res = run(X, name, k, n_init=1, random_state=3, refine=refine)
-        h = np.asarray(res.history)
-        assert res.status == "optimal"
+        h = np.asarray([res.extras["initial_objective"]] + [row["objective"] for row in res.history])
+        assert isinstance(res, Result)
+        assert res.status == "converged"  # a fixed point: a local method has no certificate
+        assert res.dual_bound is None and res.iterations == len(res.history)
+        assert res.history[-1]["moves"] == 0 and all(row["moves"] > 0 for row in res.history[:-1])
         assert np.all(np.diff(h) <= 1e-12 * np.abs(h[:-1]).max())
-        assert res.objective == pytest.approx(objective(X, res.labels, k, div), rel=1e-12, abs=1e-12)
+        assert res.objective == pytest.approx(objective(X, res.X, k, div), rel=1e-12, abs=1e-12)
         assert res.objective == pytest.approx(h[-1])
 
 
@@ -87,13 +90,13 @@ def test_refined_fixed_point_no_single_move_improves(model, name):
     run, objective = MODELS[model]
     X, div, k = _data(name, seed=2), get_divergence(name), 3
     res = run(X, name, k, n_init=3, random_state=0, refine=True)
-    counts = np.bincount(res.labels, minlength=k)
+    counts = np.bincount(res.X, minlength=k)
     for i in range(X.shape[0]):
         for b in range(k):
-            a = res.labels[i]
+            a = res.X[i]
             if b == a or (counts[a] == 1 and model != "joint"):
                 continue
-            moved = res.labels.copy()
+            moved = res.X.copy()
             moved[i] = b
             assert objective(X, moved, k, div) >= res.objective - 1e-10 * abs(res.objective)
 
@@ -104,9 +107,9 @@ def test_unrefined_run_is_a_block_coordinate_minimum(name):
     centres are the means."""
     X, div, k = _data(name, seed=4), get_divergence(name), 3
     res = bregman_hard_clustering(X, name, k, n_init=2, random_state=1)
-    assert np.allclose(res.centres, _means(X, res.labels, k))
-    C = np.column_stack([div.divergence_rows(X, np.broadcast_to(mu, X.shape)) for mu in res.centres])
-    assert np.all(C[np.arange(len(X)), res.labels] <= C.min(axis=1) + 1e-12)
+    assert np.allclose(res.extras["centres"], _means(X, res.X, k))
+    C = np.column_stack([div.divergence_rows(X, np.broadcast_to(mu, X.shape)) for mu in res.extras["centres"]])
+    assert np.all(C[np.arange(len(X)), res.X] <= C.min(axis=1) + 1e-12)
 
 
 def _separated(name, seed=0):
@@ -127,15 +130,15 @@ def _separated(name, seed=0):
 def test_all_methods_recover_separated_partition(name):
     X, truth = _separated(name)
     results = [
-        bregman_hard_clustering(X, name, 3, n_init=5, random_state=0).labels,
-        conditional_hard_clustering(X, name, 3, alpha=1e-5, n_init=5, random_state=0).labels,
-        joint_hard_clustering(X, name, 3, n_init=5, random_state=0).labels,
-        soft_bregman_em(X, name, 3, n_init=5, random_state=0).labels,
+        bregman_hard_clustering(X, name, 3, n_init=5, random_state=0).X,
+        conditional_hard_clustering(X, name, 3, alpha=1e-5, n_init=5, random_state=0).X,
+        joint_hard_clustering(X, name, 3, n_init=5, random_state=0).X,
+        soft_bregman_em(X, name, 3, n_init=5, random_state=0).extras["labels"],
     ]
     for labels in results:
         assert adjusted_rand_score(truth, labels) == 1.0
     # and re-optimisation from the truth stays there
-    assert adjusted_rand_score(truth, bregman_hard_clustering(X, name, 3, init=truth).labels) == 1.0
+    assert adjusted_rand_score(truth, bregman_hard_clustering(X, name, 3, init=truth).X) == 1.0
 
 
 def test_euclidean_hard_clustering_equals_sklearn_lloyd():
@@ -146,9 +149,9 @@ def test_euclidean_hard_clustering_equals_sklearn_lloyd():
         res = bregman_hard_clustering(X, "euclidean", 3, init=init)
         km = KMeans(3, init=_means(X, init, 3), n_init=1, algorithm="lloyd", tol=0.0, max_iter=300).fit(X)
         assert res.iterations > 2  # the comparison exercised several alternations
-        np.testing.assert_array_equal(res.labels, km.labels_)
+        np.testing.assert_array_equal(res.X, km.labels_)
         assert res.objective == pytest.approx(km.inertia_ / 2, rel=1e-10)
-        np.testing.assert_allclose(res.centres, km.cluster_centers_, atol=1e-12)
+        np.testing.assert_allclose(res.extras["centres"], km.cluster_centers_, atol=1e-12)
 
 
 def test_conditional_tends_to_hard_as_alpha_vanishes():
@@ -157,7 +160,7 @@ def test_conditional_tends_to_hard_as_alpha_vanishes():
         init = random_partition(len(X), 3, 0)
         hard = bregman_hard_clustering(X, name, 3, init=init)
         cond = conditional_hard_clustering(X, name, 3, alpha=1e-9, init=init)
-        np.testing.assert_array_equal(hard.labels, cond.labels)
+        np.testing.assert_array_equal(hard.X, cond.X)
         # D_{F*}(f(mu), f(x)) = D_F(x, mu) (Section 2)
         assert cond.objective == pytest.approx(hard.objective, rel=1e-6)
 
@@ -190,28 +193,39 @@ def test_conditional_centres_solve_the_optimality_condition(name):
 def test_joint_prior_and_objective():
     X, truth = _separated("euclidean", seed=1)
     res = joint_hard_clustering(X, "euclidean", 3, init=truth)
-    counts = np.bincount(res.labels, minlength=3)
-    np.testing.assert_allclose(res.prior, counts / len(X))
-    assert res.objective == pytest.approx(_joint_obj(X, res.labels, 3, get_divergence("euclidean")))
+    counts = np.bincount(res.X, minlength=3)
+    np.testing.assert_allclose(res.extras["prior"], counts / len(X))
+    assert res.objective == pytest.approx(_joint_obj(X, res.X, 3, get_divergence("euclidean")))
+    assert "prior" not in bregman_hard_clustering(X, "euclidean", 3, init=truth).extras
 
 
 def test_soft_em_log_likelihood_increases():
     for name in ["euclidean", "kl", "logistic"]:
         X = _data(name, seed=6, t_per=10)
         res = soft_bregman_em(X, name, 3, n_init=3, random_state=0)
-        h = np.asarray(res.history)
-        assert len(h) > 2
+        h = np.asarray([row["objective"] for row in res.history])
+        assert len(h) > 2 and res.status == "converged" and res.iterations == len(h)
         assert np.all(np.diff(h) >= -1e-10 * np.abs(h).max())
-        assert res.log_likelihood == pytest.approx(res.restart_log_likelihoods.max())
-        np.testing.assert_allclose(res.responsibilities.sum(axis=1), 1.0)
-        assert res.prior.sum() == pytest.approx(1.0)
+        assert res.objective == pytest.approx(h[-1])
+        assert res.objective == pytest.approx(res.extras["restart_log_likelihoods"].max())
+        np.testing.assert_allclose(res.X.sum(axis=1), 1.0)  # the responsibilities
+        np.testing.assert_array_equal(res.extras["labels"], np.argmax(res.X, axis=1))
+        assert res.extras["prior"].sum() == pytest.approx(1.0)
 
 
 def test_restarts_keep_the_best_run():
     X = _data("euclidean", seed=7, t_per=10)
     res = bregman_hard_clustering(X, "euclidean", 3, n_init=6, random_state=0)
-    assert res.restart_objectives.shape == (6,)
-    assert res.objective == pytest.approx(res.restart_objectives.min())
+    assert res.extras["restart_objectives"].shape == (6,)
+    assert res.objective == pytest.approx(res.extras["restart_objectives"].min())
+    # the kept run is the first of the best, replayed alone from its seed-drawn start
+    rng = np.random.RandomState(0)
+    starts = [random_partition(len(X), 3, rng) for _ in range(6)]
+    best = int(np.argmin(res.extras["restart_objectives"]))
+    alone = bregman_hard_clustering(X, "euclidean", 3, init=starts[best])
+    np.testing.assert_array_equal(alone.X, res.X)
+    assert alone.iterations == res.iterations
+    assert res.time > 0
 
 
 def test_empty_cluster_in_init_is_filled():
@@ -220,8 +234,9 @@ def test_empty_cluster_in_init_is_filled():
     init[:5] = 1  # cluster 2 empty
     for res in (bregman_hard_clustering(X, "euclidean", 3, init=init),
                 conditional_hard_clustering(X, "euclidean", 3, alpha=ALPHA, init=init)):
-        assert np.bincount(res.labels, minlength=3).min() > 0
-        assert np.all(np.diff(res.history) <= 1e-12)
+        assert np.bincount(res.X, minlength=3).min() > 0
+        h = [res.extras["initial_objective"]] + [row["objective"] for row in res.history]
+        assert np.all(np.diff(h) <= 1e-12)
 
 
 def test_rounding_exact_equivalence_matrix_returns_its_partition():
@@ -229,12 +244,14 @@ def test_rounding_exact_equivalence_matrix_returns_its_partition():
     truth = rng.permutation(np.repeat(np.arange(4), [3, 5, 7, 9]))
     M = equivalence_matrix(truth, 4)
     out = round_equivalence(M, 4, random_state=0)
-    assert out.all_labels.shape == (10, len(truth))
-    assert out.scores.shape == (10,)
-    for labels in out.all_labels:
+    assert isinstance(out, Result) and out.status == "converged" and out.iterations == 10
+    assert out.extras["all_labels"].shape == (10, len(truth))
+    assert out.extras["scores"].shape == (10,)
+    for labels in out.extras["all_labels"]:
         assert adjusted_rand_score(truth, labels) == 1.0
-    assert out.scores[out.best] == pytest.approx(0.0, abs=1e-18)
-    np.testing.assert_array_equal(out.labels, out.all_labels[out.best])
+    assert out.extras["scores"][out.extras["best"]] == pytest.approx(0.0, abs=1e-18)
+    assert out.objective == out.extras["scores"][out.extras["best"]]
+    np.testing.assert_array_equal(out.X, out.extras["all_labels"][out.extras["best"]])
 
 
 def test_rounding_of_a_noisy_relaxed_matrix_and_custom_score():
@@ -244,10 +261,10 @@ def test_rounding_of_a_noisy_relaxed_matrix_and_custom_score():
     noise = 0.05 * rng.randn(24, 24)
     M = project_M2(E + (noise + noise.T) / 2, 3)  # negative entries are possible in M2
     out = round_equivalence(M, 3, n_init=4, random_state=0)
-    assert adjusted_rand_score(truth, out.labels) == 1.0
+    assert adjusted_rand_score(truth, out.X) == 1.0
     calls = []
     out = round_equivalence(M, 3, n_init=3, random_state=0, score=lambda l: calls.append(1) or -len(calls))
-    assert out.best == 2 and len(calls) == 3
+    assert out.extras["best"] == 2 and len(calls) == 3 and out.objective == -3
 
 
 def test_limit_hit_warns_and_reports_status():
@@ -318,7 +335,7 @@ def test_refine_escapes_a_lloyd_fixed_point():
     plain = bregman_hard_clustering(X, "euclidean", 2, init=init)
     gains = []
     for i in range(6):
-        moved = plain.labels.copy()
+        moved = plain.X.copy()
         moved[i] = 1 - moved[i]
         gains.append(_hard_obj(X, moved, 2, div) - plain.objective)
     assert min(gains) < -1e-3  # not Hartigan-optimal

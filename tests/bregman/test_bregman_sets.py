@@ -7,8 +7,13 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from scipy.optimize import linprog
 from scipy.special import stirling2
+
+from cvxclust.linalg import project_simplex, project_simplex_rows
 
 from cvxclust.bregman.sets import (
     M2Projector,
@@ -452,3 +457,110 @@ def test_other_bad_input():
         M2Projector(10, 11)
     with pytest.raises(ValueError, match="n_samples"):
         M2Projector(1.5, 2)
+
+
+def test_spectral_threshold_and_projector_bad_input():
+    for sigma in (np.array([np.nan, 1.0]), np.array([np.inf, 1.0]), np.ones((2, 2)), "abc", np.array([1j, 0])):
+        with pytest.raises(ValueError, match="^sigma "):
+            spectral_threshold(sigma, 1.0)
+    for bound in (0.0, -1.0, np.nan, np.inf, True, "1"):
+        with pytest.raises(ValueError, match="bound"):
+            spectral_threshold(np.array([0.5, 2.0]), bound)
+    P = M2Projector(4, 2)
+    for A in (np.full((4, 4), np.nan), np.ones((3, 3)), "abc", np.eye(4) * 1j):
+        for call in (P, P.approximate, lambda A: P(A, check=True)):
+            with pytest.raises(ValueError, match="^A "):
+                call(A)
+
+
+# ------------------------------------------------------------------------------------------
+# the simplex projections (cvxclust.linalg) of the M1 solvers: at the door, and correct
+# ------------------------------------------------------------------------------------------
+
+def _simplex_kkt(v, x, total, atol=1e-9):
+    """x = max(v - theta, 0) with sum x = total: the optimality conditions of the projection."""
+    assert np.all(x >= 0) and x.sum() == pytest.approx(total, abs=atol * max(1.0, total))
+    active = x > 0
+    theta = np.mean(v[active] - x[active])
+    np.testing.assert_allclose(x[active], v[active] - theta, atol=atol * (1 + np.abs(v).max()))
+    assert np.all(v[~active] <= theta + atol * (1 + np.abs(v).max()))
+
+
+VECTORS = arrays(np.float64, st.integers(1, 12), elements=st.floats(-1e3, 1e3, allow_nan=False))
+
+
+@given(v=VECTORS, total=st.floats(1e-3, 1e3))
+@settings(max_examples=60, deadline=None)
+def test_project_simplex_is_the_projection(v, total):
+    kept = v.copy()
+    _simplex_kkt(v, project_simplex(v, total), total)
+    np.testing.assert_array_equal(v, kept)
+
+
+@given(V=arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 9)),
+                elements=st.floats(-1e3, 1e3, allow_nan=False)),
+       max_newton=st.integers(0, 30))
+@settings(max_examples=60, deadline=None)
+def test_project_simplex_rows_projects_every_row(V, max_newton):
+    kept = V.copy()
+    P, theta = project_simplex_rows(V, max_newton, return_thresholds=True)
+    for v, x in zip(V, P):
+        _simplex_kkt(v, x, 1.0)
+        np.testing.assert_allclose(x, project_simplex(v), atol=1e-9 * (1 + np.abs(v).max()))
+    # warm started from its own thresholds (or any others), the same projection
+    np.testing.assert_allclose(project_simplex_rows(V, start=theta + 1.0), P, atol=1e-9 * (1 + np.abs(V).max()))
+    np.testing.assert_array_equal(V, kept)
+
+
+def test_simplex_projections_take_float32_and_read_only_input():
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(5, 7)).astype(np.float32)
+    V.flags.writeable = False
+    np.testing.assert_array_equal(project_simplex_rows(V), project_simplex_rows(V.astype(np.float64)))
+    np.testing.assert_array_equal(project_simplex(V[0], 2.0), project_simplex(V[0].astype(np.float64), 2.0))
+    np.testing.assert_array_equal(project_simplex_rows(np.empty((0, 3))), np.empty((0, 3)))
+
+
+@pytest.mark.parametrize("v", [np.array([]), np.array([np.nan, 1.0]), np.array([1.0, np.inf]), np.array([-np.inf, 1.0]),
+                               np.ones((2, 2)), 1.0, "abc", np.array([None, 1.0]), np.array([1j, 0.0])],
+                         ids=["empty", "nan", "inf", "-inf", "2-d", "scalar", "text", "none", "complex"])
+def test_project_simplex_bad_vector_names_v(v):
+    with pytest.raises(ValueError, match="^v "):
+        project_simplex(v)
+
+
+@pytest.mark.parametrize("total", [0, -1.0, np.nan, np.inf, True, "1", None])
+def test_project_simplex_bad_total_names_total(total):
+    with pytest.raises(ValueError, match="^total "):
+        project_simplex(np.ones(3), total)
+
+
+@pytest.mark.parametrize("V", [np.empty((3, 0)), np.ones(3), np.ones((2, 2, 2)), np.array([[np.nan, 1.0]]),
+                               np.array([[1.0, np.inf]]), np.array([[-np.inf, 1.0]]), "abc", np.array([[1j, 0.0]])],
+                         ids=["no-columns", "1-d", "3-d", "nan", "inf", "-inf", "text", "complex"])
+def test_project_simplex_rows_bad_matrix_names_V(V):
+    with pytest.raises(ValueError, match="^V "):
+        project_simplex_rows(V)
+
+
+def test_project_simplex_rows_bad_start_and_max_newton():
+    V = np.ones((3, 4))
+    for start in (np.zeros(2), np.array([0.0, np.nan, 0.0]), "abc"):
+        with pytest.raises(ValueError, match="^start "):
+            project_simplex_rows(V, start=start)
+    for max_newton in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="^max_newton "):
+            project_simplex_rows(V, max_newton)
+
+
+def test_projections_onto_M2_M3_take_float32_read_only_input_and_leave_it():
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(6, 6))
+    A = ((B + B.T) / 2).astype(np.float32)
+    A.flags.writeable = False
+    kept = A.copy()
+    A64 = A.astype(np.float64)
+    np.testing.assert_array_equal(project_M2(A, 2), project_M2(A64, 2))
+    np.testing.assert_array_equal(project_M3(A, 2), project_M3(A64, 2))
+    np.testing.assert_allclose(M2Projector(6, 2)(A), project_M2(A64, 2), atol=1e-12)
+    np.testing.assert_array_equal(A, kept)
