@@ -10,9 +10,8 @@ import numbers
 
 import numpy as np
 from sklearn import datasets as _skdatasets
-from sklearn.utils import check_random_state
 
-from ._checks import check_choice
+from ._checks import check_choice, check_random_state
 from ._image_sets import objects_by_pose, rotating_object
 
 __all__ = ["load_dataset", "DATASETS", "DIGIT_SHIFTS", "rotating_object", "objects_by_pose"]

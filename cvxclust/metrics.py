@@ -18,6 +18,7 @@ ancestors.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 
 import networkx as nx
@@ -26,6 +27,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
+from ._checks import check_labels, check_square_matrix
 from .structures import admissible_permutations, as_structure, loss_matrix, tree
 
 __all__ = ["best_mapping", "accuracy", "error_rate", "nmi", "structured_loss", "as_hierarchy", "hierarchy_levels",
@@ -40,6 +42,13 @@ def _check_labels(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(f"{name} must be a 1-D array of labels, got shape {y.shape}")
         if y.size == 0:
             raise ValueError(f"{name} must not be empty")
+        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+            raise ValueError(f"{name} contains NaN or infinite labels")
+        if y.dtype.kind == "O":
+            try:  # labels are sorted to be matched: they must compare with each other
+                np.unique(y)
+            except TypeError:
+                raise ValueError(f"{name} must hold labels of one comparable type (ints or strings)") from None
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred must have the same length, got {y_true.shape[0]} and {y_pred.shape[0]}"
@@ -60,6 +69,9 @@ def _check_permutation(p, y_pred: np.ndarray) -> np.ndarray:
 
 
 def _best_permutation(y_true, y_pred, permutations) -> tuple[np.ndarray, int]:
+    if isinstance(permutations, (str, bytes)) or not isinstance(permutations, Iterable):
+        raise ValueError(f"permutations must be an iterable of label arrays p with p[cluster] = class, "
+                         f"got {type(permutations).__name__}")
     best, best_matches = None, -1
     for p in permutations:
         p = _check_permutation(p, y_pred)
@@ -202,13 +214,22 @@ def structured_loss(y_true, y_pred, loss, permutations: Iterable | None = None) 
     float
     """
     y_true, y_pred = _check_labels(y_true, y_pred)
-    loss = np.asarray(loss, dtype=float)
-    if loss.ndim != 2 or loss.shape[0] != loss.shape[1] or y_true.max() >= loss.shape[0]:
-        raise ValueError(f"loss must be a square matrix indexed by the classes of y_true, got shape {loss.shape}")
+    loss = check_square_matrix(loss, "loss", symmetric=False)
+    c = loss.shape[0]
+    y_true = check_labels(y_true, name="y_true")  # classes index the rows of loss
+    if y_true.max() >= c:
+        raise ValueError(f"loss must be a square matrix indexed by the classes of y_true, got shape {loss.shape} "
+                         f"for classes up to {y_true.max()}")
     mapping = best_mapping(y_true, y_pred, permutations)
     worst = float(loss.max())
-    costs = [worst if mapping[r] is None or mapping[r] >= loss.shape[1] else loss[s, mapping[r]]
-             for s, r in zip(y_true.tolist(), y_pred.tolist())]
+
+    def column(cls):  # the column of loss of a class, or None for a class outside 0..c-1
+        if isinstance(cls, numbers.Real) and not isinstance(cls, bool) and float(cls).is_integer() and 0 <= cls < c:
+            return int(cls)
+        return None
+
+    columns = {r: column(cls) for r, cls in mapping.items()}
+    costs = [worst if columns[r] is None else loss[s, columns[r]] for s, r in zip(y_true.tolist(), y_pred.tolist())]
     return float(np.mean(costs))
 
 

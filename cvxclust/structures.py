@@ -40,7 +40,7 @@ import networkx as nx
 import numpy as np
 from networkx.algorithms.isomorphism import GraphMatcher
 
-from ._checks import check_choice, check_int_range, check_square_matrix
+from ._checks import check_bool, check_choice, check_int_range, check_square_matrix
 
 __all__ = [
     "KINDS",
@@ -273,6 +273,8 @@ def _validate_structure(G, name: str) -> nx.Graph:
         factors = G.graph.get("factors")
         if not isinstance(factors, list) or len(factors) != 2:
             raise ValueError(f"{name}.graph['factors'] must be a list of the 2 factor structures")
+        if not all(isinstance(f, nx.Graph) and "kind" in f.graph for f in factors):
+            raise ValueError(f"{name}.graph['factors'] must hold 2 structures (chain, ring, flat, tree, kron)")
         f1, f2 = (_validate_structure(f, f"{name} factor") for f in factors)
         if len(clusters) != len(f1.graph["clusters"]) * len(f2.graph["clusters"]):
             raise ValueError(f"{name}.graph['clusters'] must hold one cluster per pair of factor clusters")
@@ -373,6 +375,7 @@ def check_output_kernel(A, n_clusters: int | None = None, psd: bool = True) -> n
         Naming ``A``.
     """
     A = check_square_matrix(A, "A")
+    psd = check_bool(psd, "psd")
     if n_clusters is not None:
         n_clusters = check_int_range(n_clusters, "n_clusters", 1)
         if A.shape[0] != n_clusters:
@@ -424,6 +427,7 @@ def output_kernel(structure, *, check_psd: bool = True) -> np.ndarray:
         indefinite; pass your own p.s.d. kernel instead (:func:`check_output_kernel`).
     """
     G = _as_structure(structure, "structure")
+    check_psd = check_bool(check_psd, "check_psd")
     kind, clusters = G.graph["kind"], G.graph["clusters"]
     c = len(clusters)
     if kind == "flat":
