@@ -142,6 +142,15 @@ class Relaxation(ABC):
             registered solver name (see :meth:`methods`).
         **options
             Passed to the solver.
+
+        Raises
+        ------
+        InvalidParameterError
+            (a ``ValueError`` and a ``TypeError``) naming a bad option, before any solver runs:
+            for the reference ``solver``, ``eps`` (in ``(0, 1)``), ``verbose``, and the solver
+            keywords it sets itself (Clarabel's ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
+            ``max_iter``; SCS's ``eps_abs``, ``eps_rel``, ``max_iters``).  Other solver keywords
+            go to the solver unchecked.
         """
         if method == "auto":
             method = self.default_method

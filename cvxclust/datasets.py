@@ -85,7 +85,8 @@ def load_dataset(name: str, n_samples: int | None = None, *, random_state=0) -> 
     Raises
     ------
     ValueError
-        For an unknown ``name``, or ``n_samples`` below 2 or above what the data set provides.
+        For an unknown ``name``, ``n_samples`` below 2 or above what the data set provides, or a
+        ``random_state`` that is not a seed (a bool is not).
     """
     check_choice(name, "dataset name", DATASETS)
     bunch = DATASETS[name]()

@@ -130,6 +130,12 @@ def polynomial(X, degree: int = 2) -> np.ndarray:
     Returns
     -------
     K : ndarray of shape (n_samples, n_samples)
+
+    Raises
+    ------
+    ValueError
+        Naming ``X`` (not a finite matrix of at least two rows, or so large that the kernel
+        overflows float64) or ``degree``.
     """
     X = check_data_matrix(X)
     degree = check_int_range(degree, "degree", 1)
@@ -149,6 +155,12 @@ def linear(X) -> np.ndarray:
     Returns
     -------
     K : ndarray of shape (n_samples, n_samples)
+
+    Raises
+    ------
+    ValueError
+        Naming ``X`` (not a finite matrix of at least two rows, or so large that the kernel
+        overflows float64).
     """
     X = check_data_matrix(X)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -204,6 +216,11 @@ def center(K) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n, n)
+
+    Raises
+    ------
+    ValueError
+        Naming ``K`` (not a square finite matrix, or so large that the centering overflows).
     """
     K = check_square_matrix(K, "K", symmetric=False)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -249,9 +266,10 @@ def affinity(X, kind: str = "rbf", **params) -> np.ndarray:
     Raises
     ------
     ValueError
-        For an unknown ``kind``, a parameter the chosen kernel does not take, or invalid data.
+        For an unknown ``kind``, a parameter the chosen kernel does not take, or invalid data,
+        naming it.
     """
-    check_choice(kind, "affinity", AFFINITIES)
+    check_choice(kind, "affinity kind", AFFINITIES)
     func = AFFINITIES[kind]
     accepted = [p for p in inspect.signature(func).parameters if p != "X"]
     unknown = sorted(set(params) - set(accepted))
@@ -302,7 +320,7 @@ def kernel_kmeans(K, n_clusters: int, *, n_init: int = 10, random_state=None) ->
     ------
     ValueError
         Naming ``K`` (not square, symmetric and finite, or without a positive eigenvalue),
-        ``n_clusters`` or ``n_init``.
+        ``n_clusters``, ``n_init`` or ``random_state``.
     """
     K = check_square_matrix(K, "K", min_size=2)
     n_clusters = check_n_clusters(n_clusters, K.shape[0])

@@ -5,14 +5,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-
 from numbers import Real
 
 import numpy as np
 import scipy.linalg as sla
 from threadpoolctl import ThreadpoolController
 
-from ._checks import check_bool, check_int_range, check_square_matrix
+from ._checks import as_float_array, check_bool, check_int_range, check_square_matrix
 from .parameters import Interval, validate_parameter
 
 __all__ = ["project_psd", "project_simplex", "project_simplex_rows", "PSDProjector"]
@@ -148,12 +147,14 @@ class PSDProjector:
 
     def __call__(self, A: np.ndarray) -> np.ndarray:
         n, n_pos = self.n, self.n_positive
-        # shape and finiteness only, cheap beside an eigendecomposition; symmetry is the caller's
-        A = np.asarray(A, dtype=float)
+        # O(n^2) checks, cheap beside an eigendecomposition; A is not symmetrised (same iterates)
+        A = as_float_array(A, "A", "matrix")
         if A.shape != (n, n):
             raise ValueError(f"A must be {n} x {n} for this PSDProjector(n={n}), got shape {A.shape}")
         if not np.all(np.isfinite(A)):
             raise ValueError("A contains NaN or infinite entries")
+        if np.abs(A - A.T).max() > 1e-10 * np.abs(A).max():
+            raise ValueError("A must be symmetric")
         if self.partial and n_pos is not None:
             small = min(n_pos, n - n_pos)
             m = small + max(8, small // 4)

@@ -37,18 +37,22 @@ __all__ = ["best_mapping", "accuracy", "error_rate", "nmi", "structured_loss", "
 def _check_labels(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
+    checked = []
     for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        if y.dtype.kind == "O":  # Python ints, floats or strings get their numpy dtype
+            y = np.asarray(y.tolist())
+            if y.dtype.kind == "O":
+                raise ValueError(f"{name} must hold labels of one type (ints, floats or strings)")
         if y.ndim != 1:
             raise ValueError(f"{name} must be a 1-D array of labels, got shape {y.shape}")
         if y.size == 0:
             raise ValueError(f"{name} must not be empty")
-        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        if y.dtype.kind == "c":
+            raise ValueError(f"{name} must hold real or string labels, got complex ones")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
             raise ValueError(f"{name} contains NaN or infinite labels")
-        if y.dtype.kind == "O":
-            try:  # labels are sorted to be matched: they must compare with each other
-                np.unique(y)
-            except TypeError:
-                raise ValueError(f"{name} must hold labels of one comparable type (ints or strings)") from None
+        checked.append(y)
+    y_true, y_pred = checked
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred must have the same length, got {y_true.shape[0]} and {y_pred.shape[0]}"

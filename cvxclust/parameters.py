@@ -63,10 +63,14 @@ class Interval:
     def accepts(self, value) -> bool:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.kind):
             return False
-        if not isinstance(value, Integral):  # an int is finite, and may be too large for a float
-            if math.isnan(value):
+        if self.kind is Real:  # a float must hold it (an int count need not)
+            try:
+                number = float(value)
+            except OverflowError:
                 return False
-            if math.isinf(value) and not (self.allow_inf and value > 0 and self.high is None):
+            if math.isnan(number):
+                return False
+            if math.isinf(number) and not (self.allow_inf and number > 0 and self.high is None):
                 return False
         left = self.closed in ("left", "both")
         right = self.closed in ("right", "both")

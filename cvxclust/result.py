@@ -38,9 +38,9 @@ def _real(value, name: str) -> float:
     if not isinstance(value, (bool, np.bool_, str, bytes)):
         try:
             return float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             pass
-    raise TypeError(f"{name} must be a real number, got {value!r}")
+    raise TypeError(f"{name} must be a real number (a float), got {value!r}")
 
 
 def _count(value, name: str) -> int:

@@ -94,6 +94,11 @@ def kmeans_rounding(A, n_clusters: int, *, n_init: int = 10, random_state=None) 
     -------
     labels : ndarray of shape (n,)
         Integers in ``0 .. n_clusters - 1``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``A``, ``n_clusters``, ``n_init`` or ``random_state``.
     """
     U = _normalized_embedding(A, n_clusters)
     n_init = check_int_range(n_init, "n_init", 1)
@@ -181,6 +186,12 @@ def discretize(
         Integers in ``0 .. n_clusters - 1`` (a cluster may be empty).
     objective : float
         Only with ``return_objective=True``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``A``, ``n_clusters``, ``n_init``, ``max_iter``, ``random_state`` or
+        ``return_objective`` (a bool, not a truthy value).
 
     References
     ----------

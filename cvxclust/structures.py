@@ -263,7 +263,8 @@ def _validate_structure(G, name: str) -> nx.Graph:
         raise ValueError(f"{name}.graph['clusters'] must list distinct nodes of the graph")
     if kind == "tree":
         root = G.graph.get("root")
-        if not G.is_directed() or not nx.is_arborescence(G) or root not in G or G.in_degree(root) != 0:
+        if (not G.is_directed() or G.is_multigraph() or not nx.is_arborescence(G) or root not in G
+                or G.in_degree(root) != 0):
             raise ValueError(f"{name} of kind 'tree' must be a rooted nx.DiGraph tree with graph['root']")
         if set(clusters) != {v for v in G if G.out_degree(v) == 0}:
             raise ValueError(f"{name}.graph['clusters'] of a tree must be its leaves")
@@ -372,7 +373,7 @@ def check_output_kernel(A, n_clusters: int | None = None, psd: bool = True) -> n
     Raises
     ------
     ValueError
-        Naming ``A``.
+        Naming ``A``, ``n_clusters`` or ``psd`` (a bool, not a truthy value).
     """
     A = check_square_matrix(A, "A")
     psd = check_bool(psd, "psd")
@@ -425,6 +426,7 @@ def output_kernel(structure, *, check_psd: bool = True) -> np.ndarray:
     ValueError
         Naming ``structure``, if it is not a structure or (``check_psd``) its kernel is
         indefinite; pass your own p.s.d. kernel instead (:func:`check_output_kernel`).
+        Naming ``check_psd`` if it is not a bool.
     """
     G = _as_structure(structure, "structure")
     check_psd = check_bool(check_psd, "check_psd")

@@ -195,6 +195,12 @@ def validate(
     tol_objective, tol_residual, tol_solution : float
         Pass/fail thresholds on relative objective gap, worst residual and (if given) relative
         distance between solutions.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the bad argument, before anything is solved (``reference_options`` are checked
+        by the reference, options of a method by that method).
     """
     if not isinstance(relaxation, Relaxation):
         raise TypeError(f"relaxation must be a cvxclust.Relaxation, got {type(relaxation).__name__}")
