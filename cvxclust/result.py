@@ -6,6 +6,7 @@ import html
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -197,17 +198,36 @@ class Result:
         Returns
         -------
         matplotlib Axes
+
+        Raises
+        ------
+        TypeError
+            Naming ``keys`` (not a str or a sequence of str) or ``ax`` (not an Axes).
+        ValueError
+            If no row of the history has a positive figure for ``keys``.
         """
         import matplotlib.pyplot as plt
 
         if isinstance(keys, str):
             keys = (keys,)
+        keys = tuple(keys) if isinstance(keys, Iterable) else keys
+        if not isinstance(keys, tuple) or not all(isinstance(k, str) for k in keys):
+            raise TypeError(f"keys must be a str or a sequence of str, got {keys!r}")
+        if ax is not None and not hasattr(ax, "semilogy"):
+            raise TypeError(f"ax must be a matplotlib Axes or None, got {ax!r}")
+
+        def positive(value) -> bool:  # a figure that a log scale can draw
+            try:
+                return isinstance(value, Real) and not isinstance(value, bool) and 0 < float(value) < math.inf
+            except OverflowError:  # an int beyond the floats
+                return False
+
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
         drawn = False
         for key in keys:
             rows = [(r["iteration"], r[key]) for r in self.history
-                    if key in r and r[key] is not None and np.isfinite(r[key]) and r[key] > 0]
+                    if isinstance(r, Mapping) and isinstance(r.get("iteration"), Real) and positive(r.get(key))]
             if rows:
                 it, value = zip(*rows)
                 ax.semilogy(it, value, marker="." if len(rows) < 50 else None, label=key.replace("_", " "))

@@ -12,9 +12,12 @@ import math
 import warnings
 
 import cvxpy as cp
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from fuzz_helpers import (
+    FEW,
     FUZZ,
     SOLVES,
     arguments,
@@ -330,3 +333,36 @@ def test_validate(args):
     assert out.passed == all(c.passed for c in out.comparisons)
     assert [c.method for c in out.comparisons] == ["exact"]
     assert out.name == (name or "two-by-two") and out.to_json()
+
+
+@FEW
+@given(st.lists(st.one_of(
+    st.fixed_dictionaries({"iteration": st.integers(1, 9)},
+                          optional={"relative_gap": reals(), "max_residual": st.sampled_from([1e-3, 0.0, None, "x"])}),
+    st.sampled_from([{}, {"relative_gap": 0.1}, 5])), max_size=4),
+       st.one_of(st.sampled_from(["relative_gap", ("relative_gap", "max_residual"), ["max_residual"]]),
+                 st.sampled_from([5, None, [1], "nope", b"relative_gap"])),
+       st.sampled_from([None, None, 5, "ax"]))
+@example([{"iteration": 1, "relative_gap": "x"}], "relative_gap", None)  # was a TypeError from np.isfinite
+@example([{"relative_gap": 0.1}], "relative_gap", None)  # was a KeyError
+@example([{"iteration": 1, "relative_gap": 10**400}], "relative_gap", None)  # an OverflowError
+@example([{"iteration": 1, "relative_gap": 0.1}], 5, None)  # was a bare TypeError: not iterable
+@example([{"iteration": 1, "relative_gap": 0.1}], "relative_gap", 5)  # was an AttributeError
+def test_result_plot(history, keys, ax):
+    matplotlib.use("Agg")
+    result = Result(X=np.eye(2), objective=1.0, status="optimal", method="m", iterations=len(history), time=0.0,
+                    history=history)
+    try:
+        out = call(result.plot, keys, ax, names=["keys", "ax", "no positive figures"])
+    finally:
+        plt.close("all")
+    names = (keys,) if isinstance(keys, str) else keys
+    if not isinstance(names, (tuple, list)) or not all(isinstance(k, str) for k in names):
+        return assert_refused(out, "keys")
+    if ax is not None:
+        return assert_refused(out, "ax")
+    drawable = any(isinstance(row, dict) and "iteration" in row and is_real(row.get(k)) and 0 < float(row[k]) < math.inf
+                   for row in history for k in names)
+    if not drawable:
+        return assert_refused(out, "no positive figures")
+    assert not refused(out), out
