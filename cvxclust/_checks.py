@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import numbers
+import re
 
 import numpy as np
+from sklearn.utils import check_random_state as _sklearn_random_state
+from sklearn.utils.validation import validate_data
+
+from .parameters import validate_parameter
 
 
 def check_positive(value, name: str, *, allow_inf: bool = False) -> None:
-    """Raise unless ``value`` is a real number > 0 (finite unless ``allow_inf``)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or np.isnan(value)
-        or (not allow_inf and np.isinf(value))
-        or value <= 0
-    ):
+    """Raise unless ``value`` is a real number > 0 (finite unless ``allow_inf``) that a float holds."""
+    try:
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an int beyond the floats
+        number = math.nan
+    if not (number > 0 and (allow_inf or math.isfinite(number))):
         raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
@@ -29,6 +33,17 @@ def check_choice(value, name: str, choices) -> None:
         raise ValueError(f"Unknown {name} {value!r}; valid values are {sorted(choices)}")
 
 
+def as_float_array(value, name: str, what: str = "array") -> np.ndarray:
+    """``value`` as a float array; strings (which numpy would parse) and non-numbers raise."""
+    try:
+        kind = np.asarray(value).dtype.kind
+        if kind in "USc":
+            raise TypeError
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric {what}") from None
+
+
 def check_square_matrix(
     K,
     name: str = "K",
@@ -40,10 +55,7 @@ def check_square_matrix(
 ) -> np.ndarray:
     """Return ``K`` as a float array after checking it is square, finite and (optionally)
     symmetric and entrywise nonnegative; symmetric inputs are symmetrised exactly."""
-    try:
-        K = np.asarray(K, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric matrix") from None
+    K = as_float_array(K, name, "matrix")
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {K.shape}")
     if K.shape[0] < min_size:
@@ -72,10 +84,7 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
 def check_data_matrix(X, name: str = "X", *, min_samples: int = 2) -> np.ndarray:
     """Return ``X`` as a 2-D float array after checking it is finite with at least
     ``min_samples`` rows (samples) and one column (feature)."""
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric matrix") from None
+    X = as_float_array(X, name, "matrix")
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got {X.ndim}-D")
     if X.shape[0] < min_samples or X.shape[1] < 1:
@@ -108,10 +117,15 @@ def check_labels(labels, n_samples: int | None = None, n_clusters: int | None = 
     """Integer labels in ``0..n_clusters-1`` (and ``-1`` for unknown if ``allow_unknown``)."""
     labels = np.asarray(labels)
     if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
-        if labels.ndim == 1 and labels.size and np.all(np.asarray(labels, dtype=float) % 1 == 0):
-            labels = labels.astype(int)
-        else:
+        integral = False
+        if labels.ndim == 1 and labels.size and labels.dtype.kind not in "USc":  # not strings, which parse
+            try:
+                integral = bool(np.all(np.asarray(labels, dtype=float) % 1 == 0))
+            except (TypeError, ValueError):
+                pass
+        if not integral:
             raise ValueError(f"{name} must be a 1-D array of integer cluster indices")
+        labels = labels.astype(int)
     if n_samples is not None and labels.shape[0] != n_samples:
         raise ValueError(f"{name} must have {n_samples} entries, got {labels.shape[0]}")
     low = -1 if allow_unknown else 0
@@ -152,3 +166,30 @@ def check_kernel(K, name: str = "K", *, psd: bool = False, min_size: int = 1, rt
     if psd:
         check_psd_eigenvalues(np.linalg.eigvalsh(K), name, rtol)
     return K
+
+
+def check_random_state(random_state, name: str = "random_state") -> np.random.RandomState:
+    """A ``RandomState`` from ``None`` (numpy's global one), an int seed in ``[0, 2**32)``, a
+    ``RandomState`` (returned as is) or a ``Generator`` (whose bit generator it then draws
+    from); anything else, booleans included, raises naming ``name``."""
+    random_state = validate_parameter(name, random_state, ["random_state"])
+    if isinstance(random_state, np.random.Generator):
+        return np.random.RandomState(random_state.bit_generator)
+    return _sklearn_random_state(random_state)
+
+
+def validate_X(estimator, X, **kwargs) -> np.ndarray:
+    """scikit-learn's ``validate_data(estimator, X, **kwargs)`` for an estimator's ``fit``, with
+    every error naming ``X``: scikit-learn's own messages do for NaN but not for a 1-D array, too
+    few samples, strings or complex numbers.  The original message is kept whole (after
+    ``"X: "``), so scikit-learn's estimator checks, which search it, still find it."""
+    try:
+        return validate_data(estimator, X, **kwargs)
+    except (ValueError, TypeError) as error:
+        if re.search(r"\bX\b", str(error)):
+            raise
+        try:
+            renamed = type(error)(f"X: {error}")
+        except Exception:  # an exception class with a constructor of its own
+            renamed = ValueError(f"X: {error}")
+        raise renamed from error

@@ -39,9 +39,8 @@ import numpy as np
 from skimage import data as _skdata
 from skimage.color import rgb2gray
 from skimage.transform import downscale_local_mean, resize, rotate
-from sklearn.utils import check_random_state
 
-from ._checks import check_choice, check_int_range
+from ._checks import check_choice, check_int_range, check_random_state
 
 __all__ = ["OBJECTS", "PIXEL_NOISE", "POSE_OBJECTS", "objects_by_pose", "rotating_object"]
 
@@ -134,16 +133,9 @@ def _render(template: np.ndarray, angles: np.ndarray, size: int, rng) -> np.ndar
 def _noise_rng(random_state):
     """``None`` -> no noise; a ``np.random.Generator`` is used as is; anything else goes through
     scikit-learn's ``check_random_state`` (int seed or ``RandomState``)."""
-    if random_state is None:
-        return None
-    if isinstance(random_state, np.random.Generator):
+    if random_state is None or isinstance(random_state, np.random.Generator):
         return random_state
-    try:
-        return check_random_state(random_state)
-    except ValueError:
-        raise ValueError(
-            f"random_state must be None, an int, a RandomState or a Generator, got {random_state!r}"
-        ) from None
+    return check_random_state(random_state)
 
 
 def _clustered_angles(

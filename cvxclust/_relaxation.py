@@ -14,7 +14,7 @@ import dataclasses
 import time
 import warnings
 from abc import ABC, abstractmethod
-from numbers import Real
+from numbers import Integral, Real
 from typing import Callable, ClassVar
 
 import cvxpy as cp
@@ -28,6 +28,16 @@ __all__ = ["Relaxation", "Result", "ConvergenceWarning"]
 
 #: cvxpy solvers the reference may use, with the name of their accuracy option.
 REFERENCE_SOLVERS = ("SCS", "CLARABEL")
+
+# a tolerance at or above 1 accepts any point: both solvers then stop at once and call it optimal
+_TOLERANCE = [Interval(Real, 0, 1, closed="neither")]
+# the solver keywords the reference sets itself, checked as eps is (the solvers' own checks
+# raise other types, or none: Clarabel takes a negative tolerance)
+_SOLVER_KEYWORDS = {
+    "SCS": {"eps_abs": _TOLERANCE, "eps_rel": _TOLERANCE, "max_iters": [Interval(Integral, 1, 2**31 - 1)]},
+    "CLARABEL": {"tol_gap_abs": _TOLERANCE, "tol_gap_rel": _TOLERANCE, "tol_feas": _TOLERANCE,
+                 "max_iter": [Interval(Integral, 1, 2**32 - 1)]},
+}
 
 
 SolverFunc = Callable[..., Result]
@@ -132,6 +142,15 @@ class Relaxation(ABC):
             registered solver name (see :meth:`methods`).
         **options
             Passed to the solver.
+
+        Raises
+        ------
+        InvalidParameterError
+            (a ``ValueError`` and a ``TypeError``) naming a bad option, before any solver runs:
+            for the reference ``solver``, ``eps`` (in ``(0, 1)``), ``verbose``, and the solver
+            keywords it sets itself (Clarabel's ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas``,
+            ``max_iter``; SCS's ``eps_abs``, ``eps_rel``, ``max_iters``).  Other solver keywords
+            go to the solver unchecked.
         """
         if method == "auto":
             method = self.default_method
@@ -186,8 +205,11 @@ def solve_reference(
     """
     solver = validate_parameter("solver", solver.upper() if isinstance(solver, str) else solver,
                                 [Options(*REFERENCE_SOLVERS)], "the reference")
-    eps = validate_parameter("eps", eps, [Interval(Real, 0, None, closed="neither"), None], "the reference")
+    eps = validate_parameter("eps", eps, [*_TOLERANCE, None], "the reference")
     verbose = validate_parameter("verbose", verbose, ["boolean"], "the reference")
+    for key, constraints in _SOLVER_KEYWORDS[solver].items():
+        if key in solver_options:
+            solver_options[key] = validate_parameter(key, solver_options[key], constraints, f"the reference ({solver})")
     if solver == "SCS":
         eps = 1e-7 if eps is None else eps
         opts = {"eps_abs": eps, "eps_rel": eps, "max_iters": 1_000_000}

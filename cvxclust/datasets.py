@@ -10,9 +10,8 @@ import numbers
 
 import numpy as np
 from sklearn import datasets as _skdatasets
-from sklearn.utils import check_random_state
 
-from ._checks import check_choice
+from ._checks import check_choice, check_random_state
 from ._image_sets import objects_by_pose, rotating_object
 
 __all__ = ["load_dataset", "DATASETS", "DIGIT_SHIFTS", "rotating_object", "objects_by_pose"]
@@ -86,7 +85,8 @@ def load_dataset(name: str, n_samples: int | None = None, *, random_state=0) -> 
     Raises
     ------
     ValueError
-        For an unknown ``name``, or ``n_samples`` below 2 or above what the data set provides.
+        For an unknown ``name``, ``n_samples`` below 2 or above what the data set provides, or a
+        ``random_state`` that is not a seed (a bool is not).
     """
     check_choice(name, "dataset name", DATASETS)
     bunch = DATASETS[name]()

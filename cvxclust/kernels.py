@@ -22,6 +22,7 @@ from ._checks import (
     check_int_range,
     check_n_clusters,
     check_positive,
+    check_random_state,
     check_square_matrix,
 )
 
@@ -32,6 +33,23 @@ __all__ = ["rbf", "polynomial", "linear", "knn_affinity", "center", "median_dist
 def _symmetrize(K: np.ndarray) -> np.ndarray:
     """``(K + K^T) / 2``: removes the rounding asymmetry of a BLAS ``X @ X.T``."""
     return (K + K.T) / 2
+
+
+def _unit_scaled(X: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(X / 2**e, e)`` with the largest ``|entry|`` of the result in ``[1/2, 1)``.  Dividing by a
+    power of two is exact, so distances keep their ratios while squares neither overflow
+    (data near 1e160) nor underflow (near 1e-170)."""
+    top = np.abs(X).max()
+    if top == 0:
+        return X, 0
+    e = int(np.frexp(top)[1])
+    return np.ldexp(X, -e), e
+
+
+def _finite_kernel(K: np.ndarray, name: str, kernel: str) -> np.ndarray:
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"the {kernel} of {name} overflows float64: the entries of {name} are too large; rescale {name}")
+    return K
 
 
 def median_distance(X) -> float:
@@ -47,8 +65,11 @@ def median_distance(X) -> float:
     float
         :math:`\operatorname{median}_{i<j} \|a_i - a_j\|_2`.
     """
-    X = check_data_matrix(X)
-    return float(np.median(pdist(X, metric="euclidean")))
+    X, e = _unit_scaled(check_data_matrix(X))
+    median = float(np.ldexp(np.median(pdist(X, metric="euclidean")), e))
+    if not np.isfinite(median):
+        raise ValueError("the median distance of X overflows float64: the entries of X are too large; rescale X")
+    return median
 
 
 def rbf(X, delta: float | None = None) -> np.ndarray:
@@ -79,14 +100,20 @@ def rbf(X, delta: float | None = None) -> np.ndarray:
         If ``delta`` is not a positive number, or ``delta=None`` and the median distance is 0
         (more than half of the pairs coincide).
     """
-    X = check_data_matrix(X)
+    X, e = _unit_scaled(check_data_matrix(X))
     if delta is None:
-        delta = median_distance(X)
+        delta = float(np.median(pdist(X, metric="euclidean")))
         if delta <= 0:
             raise ValueError("delta=None uses the median pairwise distance of X, which is 0; pass delta explicitly")
     else:
         check_positive(delta, "delta")
-    return np.exp(-squareform(pdist(X, metric="sqeuclidean")) / float(delta) ** 2)
+        with np.errstate(over="ignore", under="ignore"):
+            delta = np.ldexp(float(delta), -e)  # in the units of the scaled X
+    S = squareform(pdist(X, metric="sqeuclidean"))
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        # S / delta**2 (delta**2 may overflow or underflow: coincident points stay at 1)
+        E = np.divide(S, np.float64(delta) ** 2, out=np.zeros_like(S), where=S > 0)
+    return np.exp(-E)
 
 
 def polynomial(X, degree: int = 2) -> np.ndarray:
@@ -103,10 +130,18 @@ def polynomial(X, degree: int = 2) -> np.ndarray:
     Returns
     -------
     K : ndarray of shape (n_samples, n_samples)
+
+    Raises
+    ------
+    ValueError
+        Naming ``X`` (not a finite matrix of at least two rows, or so large that the kernel
+        overflows float64) or ``degree``.
     """
     X = check_data_matrix(X)
     degree = check_int_range(degree, "degree", 1)
-    return _symmetrize(polynomial_kernel(X, degree=degree, gamma=1.0, coef0=1.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = _symmetrize(polynomial_kernel(X, degree=degree, gamma=1.0, coef0=1.0))
+    return _finite_kernel(K, "X", f"polynomial kernel of degree {degree}")
 
 
 def linear(X) -> np.ndarray:
@@ -120,9 +155,17 @@ def linear(X) -> np.ndarray:
     Returns
     -------
     K : ndarray of shape (n_samples, n_samples)
+
+    Raises
+    ------
+    ValueError
+        Naming ``X`` (not a finite matrix of at least two rows, or so large that the kernel
+        overflows float64).
     """
     X = check_data_matrix(X)
-    return _symmetrize(linear_kernel(X))
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = _symmetrize(linear_kernel(X))
+    return _finite_kernel(K, "X", "linear kernel")
 
 
 def knn_affinity(X, n_neighbors: int = 10) -> np.ndarray:
@@ -149,8 +192,13 @@ def knn_affinity(X, n_neighbors: int = 10) -> np.ndarray:
     """
     X = check_data_matrix(X)
     n_neighbors = check_int_range(n_neighbors, "n_neighbors", 1, X.shape[0] - 1)
-    A = kneighbors_graph(X, n_neighbors, mode="connectivity", include_self=True)
-    return np.asarray(0.5 * (A + A.T).toarray(), dtype=float)
+    X, _ = _unit_scaled(X)  # the same neighbours, with distances that neither overflow nor underflow
+    # each point itself, then its k - 1 nearest others: include_self=True would let a duplicate
+    # of a point take its place
+    A = np.eye(X.shape[0])
+    if n_neighbors > 1:
+        A += kneighbors_graph(X, n_neighbors - 1, mode="connectivity", include_self=False).toarray()
+    return 0.5 * (A + A.T)
 
 
 def center(K) -> np.ndarray:
@@ -168,9 +216,15 @@ def center(K) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n, n)
+
+    Raises
+    ------
+    ValueError
+        Naming ``K`` (not a square finite matrix, or so large that the centering overflows).
     """
     K = check_square_matrix(K, "K", symmetric=False)
-    Kc = KernelCenterer().fit_transform(K)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Kc = _finite_kernel(KernelCenterer().fit_transform(K), "K", "centering")
     if np.array_equal(K, K.T):
         Kc = (Kc + Kc.T) / 2
     return Kc
@@ -212,9 +266,10 @@ def affinity(X, kind: str = "rbf", **params) -> np.ndarray:
     Raises
     ------
     ValueError
-        For an unknown ``kind``, a parameter the chosen kernel does not take, or invalid data.
+        For an unknown ``kind``, a parameter the chosen kernel does not take, or invalid data,
+        naming it.
     """
-    check_choice(kind, "affinity", AFFINITIES)
+    check_choice(kind, "affinity kind", AFFINITIES)
     func = AFFINITIES[kind]
     accepted = [p for p in inspect.signature(func).parameters if p != "X"]
     unknown = sorted(set(params) - set(accepted))
@@ -265,11 +320,12 @@ def kernel_kmeans(K, n_clusters: int, *, n_init: int = 10, random_state=None) ->
     ------
     ValueError
         Naming ``K`` (not square, symmetric and finite, or without a positive eigenvalue),
-        ``n_clusters`` or ``n_init``.
+        ``n_clusters``, ``n_init`` or ``random_state``.
     """
     K = check_square_matrix(K, "K", min_size=2)
     n_clusters = check_n_clusters(n_clusters, K.shape[0])
     n_init = check_int_range(n_init, "n_init", 1)
+    random_state = check_random_state(random_state)
     w, V = np.linalg.eigh(K)
     if w[-1] <= 0:
         raise ValueError("K must have a positive eigenvalue: kernel k-means clusters its p.s.d. part, which is 0")

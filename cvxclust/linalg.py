@@ -5,10 +5,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+from numbers import Real
 
 import numpy as np
 import scipy.linalg as sla
 from threadpoolctl import ThreadpoolController
+
+from ._checks import as_float_array, check_bool, check_int_range, check_square_matrix
+from .parameters import Interval, validate_parameter
 
 __all__ = ["project_psd", "project_simplex", "project_simplex_rows", "PSDProjector"]
 
@@ -33,6 +37,7 @@ def blas_threads(n: int):
     above it a multithreaded factorization wins.  One cached controller serves every call:
     ``threadpool_limits()`` would rescan the loaded libraries each time.
     """
+    n = check_int_range(n, "n", 0)
     return _blas_controller().limit(limits=1 if n < 1500 else None, user_api="blas")
 
 
@@ -48,6 +53,7 @@ def scipy_blas_threads(n_threads: int):
     small vector work (L-BFGS-B's), giving it one thread removes the contention.  A no-op where
     both use one shared library (e.g. conda).
     """
+    n_threads = check_int_range(n_threads, "n_threads", 1)
     libs = [lib for lib in _blas_controller().lib_controllers
             if lib.user_api == "blas" and os.path.basename(os.path.dirname(lib.filepath)).startswith("scipy")]
     before = [lib.num_threads for lib in libs]
@@ -63,6 +69,9 @@ def scipy_blas_threads(n_threads: int):
 def with_blas_threads(order):
     """Decorator for a solver ``func(relaxation, **options)``: run it under
     :func:`blas_threads` ``(order(relaxation))``."""
+    if not callable(order):
+        raise TypeError(f"order must be a callable order(relaxation) -> int, got {order!r}")
+
     def decorate(func):
         @functools.wraps(func)
         def solver(relaxation, *args, **kwargs):
@@ -84,6 +93,7 @@ def eigh_subset(A: np.ndarray, index: tuple[int, int]):
 
 def project_psd(A: np.ndarray) -> np.ndarray:
     """Nearest p.s.d. matrix to the symmetric ``A`` in Frobenius norm, ``A_+ = sum_{l>0} l v v^T``."""
+    A = check_square_matrix(A, "A")
     w, V = np.linalg.eigh(A)
     keep = w > 0
     Vp = V[:, keep] * np.sqrt(w[keep])
@@ -135,9 +145,13 @@ class PSDProjector:
 
     def __init__(self, n: int, *, partial: bool = True, switch_fraction: float = 0.25,
                  min_partial_size: int | None = None):
+        n = check_int_range(n, "n", 1)
+        partial = check_bool(partial, "partial")
+        switch_fraction = validate_parameter("switch_fraction", switch_fraction,
+                                             [Interval(Real, 0, 1, closed="both")], "PSDProjector")
         self.n = n
         if min_partial_size is not None:
-            self.min_partial_size = min_partial_size
+            self.min_partial_size = check_int_range(min_partial_size, "min_partial_size", 1)
         self.partial = partial and n >= self.min_partial_size
         self.switch = switch_fraction * n
         self.n_positive: int | None = None
@@ -146,6 +160,14 @@ class PSDProjector:
 
     def __call__(self, A: np.ndarray) -> np.ndarray:
         n, n_pos = self.n, self.n_positive
+        # O(n^2) checks, cheap beside an eigendecomposition; A is not symmetrised (same iterates)
+        A = as_float_array(A, "A", "matrix")
+        if A.shape != (n, n):
+            raise ValueError(f"A must be {n} x {n} for this PSDProjector(n={n}), got shape {A.shape}")
+        if not np.all(np.isfinite(A)):
+            raise ValueError("A contains NaN or infinite entries")
+        if np.abs(A - A.T).max() > 1e-10 * np.abs(A).max():
+            raise ValueError("A must be symmetric")
         if self.partial and n_pos is not None:
             small = min(n_pos, n - n_pos)
             m = small + max(8, small // 4)

@@ -31,6 +31,7 @@ Discriminative Clustering of Structured Outputs", IEEE Transactions on Neural Ne
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 
 import networkx as nx
@@ -39,6 +40,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
+from ._checks import check_labels, check_square_matrix
 from .structures import admissible_permutations, as_structure, loss_matrix, tree
 
 __all__ = ["best_mapping", "accuracy", "error_rate", "nmi", "structured_loss", "as_hierarchy", "hierarchy_levels",
@@ -48,11 +50,22 @@ __all__ = ["best_mapping", "accuracy", "error_rate", "nmi", "structured_loss", "
 def _check_labels(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
+    checked = []
     for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        if y.dtype.kind == "O":  # Python ints, floats or strings get their numpy dtype
+            y = np.asarray(y.tolist())
+            if y.dtype.kind == "O":
+                raise ValueError(f"{name} must hold labels of one type (ints, floats or strings)")
         if y.ndim != 1:
             raise ValueError(f"{name} must be a 1-D array of labels, got shape {y.shape}")
         if y.size == 0:
             raise ValueError(f"{name} must not be empty")
+        if y.dtype.kind == "c":
+            raise ValueError(f"{name} must hold real or string labels, got complex ones")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise ValueError(f"{name} contains NaN or infinite labels")
+        checked.append(y)
+    y_true, y_pred = checked
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred must have the same length, got {y_true.shape[0]} and {y_pred.shape[0]}"
@@ -73,6 +86,9 @@ def _check_permutation(p, y_pred: np.ndarray) -> np.ndarray:
 
 
 def _best_permutation(y_true, y_pred, permutations) -> tuple[np.ndarray, int]:
+    if isinstance(permutations, (str, bytes)) or not isinstance(permutations, Iterable):
+        raise ValueError(f"permutations must be an iterable of label arrays p with p[cluster] = class, "
+                         f"got {type(permutations).__name__}")
     best, best_matches = None, -1
     for p in permutations:
         p = _check_permutation(p, y_pred)
@@ -215,13 +231,22 @@ def structured_loss(y_true, y_pred, loss, permutations: Iterable | None = None) 
     float
     """
     y_true, y_pred = _check_labels(y_true, y_pred)
-    loss = np.asarray(loss, dtype=float)
-    if loss.ndim != 2 or loss.shape[0] != loss.shape[1] or y_true.max() >= loss.shape[0]:
-        raise ValueError(f"loss must be a square matrix indexed by the classes of y_true, got shape {loss.shape}")
+    loss = check_square_matrix(loss, "loss", symmetric=False)
+    c = loss.shape[0]
+    y_true = check_labels(y_true, name="y_true")  # classes index the rows of loss
+    if y_true.max() >= c:
+        raise ValueError(f"loss must be a square matrix indexed by the classes of y_true, got shape {loss.shape} "
+                         f"for classes up to {y_true.max()}")
     mapping = best_mapping(y_true, y_pred, permutations)
     worst = float(loss.max())
-    costs = [worst if mapping[r] is None or mapping[r] >= loss.shape[1] else loss[s, mapping[r]]
-             for s, r in zip(y_true.tolist(), y_pred.tolist())]
+
+    def column(cls):  # the column of loss of a class, or None for a class outside 0..c-1
+        if isinstance(cls, numbers.Real) and not isinstance(cls, bool) and float(cls).is_integer() and 0 <= cls < c:
+            return int(cls)
+        return None
+
+    columns = {r: column(cls) for r, cls in mapping.items()}
+    costs = [worst if columns[r] is None else loss[s, columns[r]] for s, r in zip(y_true.tolist(), y_pred.tolist())]
     return float(np.mean(costs))
 
 

@@ -20,6 +20,7 @@ accepted ``verbose``.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -62,10 +63,15 @@ class Interval:
     def accepts(self, value) -> bool:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.kind):
             return False
-        if self.kind is Real and np.isnan(value):
-            return False
-        if np.isinf(value) and not (self.allow_inf and value > 0 and self.high is None):
-            return False
+        if self.kind is Real:  # a float must hold it (an int count need not)
+            try:
+                number = float(value)
+            except OverflowError:
+                return False
+            if math.isnan(number):
+                return False
+            if math.isinf(number) and not (self.allow_inf and number > 0 and self.high is None):
+                return False
         left = self.closed in ("left", "both")
         right = self.closed in ("right", "both")
         if self.low is not None and (value < self.low or (value == self.low and not left)):

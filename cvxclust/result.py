@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -25,11 +26,30 @@ def relative_gap(objective: float, bound: float | None) -> float | None:
     """
     if bound is None:
         return None
-    objective, bound = float(objective), float(bound)
+    objective, bound = _real(objective, "objective"), _real(bound, "bound")
     if not (math.isfinite(objective) and math.isfinite(bound)):
         return math.inf
     gap = abs(objective - bound)
     return 0.0 if gap == 0.0 else gap / max(abs(objective), abs(bound))
+
+
+def _real(value, name: str) -> float:
+    """``float(value)`` for a real number (NaN and infinities included: a record keeps what a
+    solver found); booleans, strings and non-numbers raise naming ``name``."""
+    if not isinstance(value, (bool, np.bool_, str, bytes)):
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise TypeError(f"{name} must be a real number (a float), got {value!r}")
+
+
+def _count(value, name: str) -> int:
+    """``int(value)`` for a nonnegative integer (an integral float too, never a boolean)."""
+    real = _real(value, name)
+    if not (real.is_integer() and real >= 0):
+        raise ValueError(f"{name} must be a nonnegative integer, got {value!r}")
+    return int(real)
 
 
 class _ReadOnlyDict(dict):
@@ -98,11 +118,22 @@ class Result:
 
     def __post_init__(self):
         set_ = object.__setattr__
-        set_(self, "objective", float(self.objective))
-        set_(self, "iterations", int(self.iterations))
-        set_(self, "time", float(self.time))
-        set_(self, "residuals", _frozen({k: float(v) for k, v in dict(self.residuals).items()}))
-        set_(self, "dual_bound", None if self.dual_bound is None else float(self.dual_bound))
+        for name in ("status", "method"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"Result.{name} must be a str, got {getattr(self, name)!r}")
+        for name in ("residuals", "extras"):
+            if not isinstance(getattr(self, name), Mapping):
+                raise TypeError(f"Result.{name} must be a mapping, got {getattr(self, name)!r}")
+        if isinstance(self.history, (str, bytes)) or not isinstance(self.history, Iterable):
+            raise TypeError(f"Result.history must be a sequence of dicts, got {self.history!r}")
+        time = _real(self.time, "Result.time")
+        if not time >= 0 or math.isinf(time):
+            raise ValueError(f"Result.time must be a finite number of seconds >= 0, got {self.time!r}")
+        set_(self, "objective", _real(self.objective, "Result.objective"))
+        set_(self, "iterations", _count(self.iterations, "Result.iterations"))
+        set_(self, "time", time)
+        set_(self, "residuals", _frozen({k: _real(v, f"Result.residuals[{k!r}]") for k, v in self.residuals.items()}))
+        set_(self, "dual_bound", None if self.dual_bound is None else _real(self.dual_bound, "Result.dual_bound"))
         set_(self, "history", tuple(self.history))
         set_(self, "extras", _frozen(self.extras))
 
@@ -167,17 +198,36 @@ class Result:
         Returns
         -------
         matplotlib Axes
+
+        Raises
+        ------
+        TypeError
+            Naming ``keys`` (not a str or a sequence of str) or ``ax`` (not an Axes).
+        ValueError
+            If no row of the history has a positive figure for ``keys``.
         """
         import matplotlib.pyplot as plt
 
         if isinstance(keys, str):
             keys = (keys,)
+        keys = tuple(keys) if isinstance(keys, Iterable) else keys
+        if not isinstance(keys, tuple) or not all(isinstance(k, str) for k in keys):
+            raise TypeError(f"keys must be a str or a sequence of str, got {keys!r}")
+        if ax is not None and not hasattr(ax, "semilogy"):
+            raise TypeError(f"ax must be a matplotlib Axes or None, got {ax!r}")
+
+        def positive(value) -> bool:  # a figure that a log scale can draw
+            try:
+                return isinstance(value, Real) and not isinstance(value, bool) and 0 < float(value) < math.inf
+            except OverflowError:  # an int beyond the floats
+                return False
+
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
         drawn = False
         for key in keys:
             rows = [(r["iteration"], r[key]) for r in self.history
-                    if key in r and r[key] is not None and np.isfinite(r[key]) and r[key] > 0]
+                    if isinstance(r, Mapping) and isinstance(r.get("iteration"), Real) and positive(r.get(key))]
             if rows:
                 it, value = zip(*rows)
                 ax.semilogy(it, value, marker="." if len(rows) < 50 else None, label=key.replace("_", " "))

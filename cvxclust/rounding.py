@@ -19,9 +19,15 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.cluster import KMeans
 from sklearn.preprocessing import normalize
-from sklearn.utils import check_random_state
 
-from ._checks import check_choice, check_int_range, check_n_clusters, check_square_matrix
+from ._checks import (
+    check_bool,
+    check_choice,
+    check_int_range,
+    check_n_clusters,
+    check_random_state,
+    check_square_matrix,
+)
 
 __all__ = ["spectral_embedding", "kmeans_rounding", "discretize", "round_labels", "ROUNDINGS"]
 
@@ -88,6 +94,11 @@ def kmeans_rounding(A, n_clusters: int, *, n_init: int = 10, random_state=None) 
     -------
     labels : ndarray of shape (n,)
         Integers in ``0 .. n_clusters - 1``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``A``, ``n_clusters``, ``n_init`` or ``random_state``.
     """
     U = _normalized_embedding(A, n_clusters)
     n_init = check_int_range(n_init, "n_init", 1)
@@ -176,6 +187,12 @@ def discretize(
     objective : float
         Only with ``return_objective=True``.
 
+    Raises
+    ------
+    ValueError
+        Naming ``A``, ``n_clusters``, ``n_init``, ``max_iter``, ``random_state`` or
+        ``return_objective`` (a bool, not a truthy value).
+
     References
     ----------
     S. X. Yu and J. Shi, "Multiclass spectral clustering", ICCV 2003, Sec. 3-4.
@@ -184,6 +201,7 @@ def discretize(
     n_init = check_int_range(n_init, "n_init", 1)
     max_iter = check_int_range(max_iter, "max_iter", 1)
     rng = check_random_state(random_state)
+    return_objective = check_bool(return_objective, "return_objective")
     firsts = rng.randint(U.shape[0], size=n_init)
     best_labels, best_objective = None, -np.inf
     for first in firsts:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from numbers import Real
 
 import numpy as np
 
-from ._relaxation import Relaxation
-from .parameters import Interval, validate_parameter
+from ._relaxation import REFERENCE_SOLVERS, Relaxation
+from .parameters import Interval, Options, validate_parameter
 from .result import Result
 
 __all__ = ["validate", "compare", "Comparison", "ValidationReport"]
@@ -63,12 +64,12 @@ def compare(
     # agreement with the reference (not a duality gap): an absolute floor lets a zero optimum compare
     obj_gap = abs(result.objective - reference.objective) / max(abs(reference.objective), 1e-12)
     dist = float(np.linalg.norm(result.X - reference.X) / max(np.linalg.norm(reference.X), 1e-300))
-    failures = []
-    if not np.isfinite(obj_gap) or obj_gap > tol_objective:
+    failures = []  # "not <=" so that a NaN fails
+    if not obj_gap <= tol_objective:
         failures.append(f"objective gap {obj_gap:.2e} > {tol_objective:g}")
-    if result.max_residual > tol_residual:
+    if not result.max_residual <= tol_residual:
         failures.append(f"residual {result.max_residual:.2e} > {tol_residual:g}")
-    if tol_solution is not None and dist > tol_solution:
+    if tol_solution is not None and not dist <= tol_solution:
         failures.append(f"solution distance {dist:.2e} > {tol_solution:g}")
     if result.status not in ("optimal", "optimal_inaccurate"):
         failures.append(f"status {result.status}")
@@ -194,6 +195,12 @@ def validate(
     tol_objective, tol_residual, tol_solution : float
         Pass/fail thresholds on relative objective gap, worst residual and (if given) relative
         distance between solutions.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the bad argument, before anything is solved (``reference_options`` are checked
+        by the reference, options of a method by that method).
     """
     if not isinstance(relaxation, Relaxation):
         raise TypeError(f"relaxation must be a cvxclust.Relaxation, got {type(relaxation).__name__}")
@@ -202,6 +209,11 @@ def validate(
     validate_parameter("tol_solution", tol_solution, [*_TOLERANCE, None], "validate")
     for key, value in (("reference_options", reference_options), ("method_options", method_options)):
         validate_parameter(key, value, ["dict", None], "validate")
+    for key, value in (method_options or {}).items():
+        validate_parameter(f"method_options[{key!r}]", value, ["dict"], "validate")
+    reference_solver = validate_parameter("reference_solver", reference_solver.upper() if isinstance(
+        reference_solver, str) else reference_solver, [Options(*REFERENCE_SOLVERS)], "validate")
+    validate_parameter("name", name, [str, None], "validate")
     all_methods = [m for m in relaxation.methods() if m != "reference"]
     if not all_methods:
         raise ValueError(
@@ -210,6 +222,8 @@ def validate(
             "or solve the reference alone with relaxation.solve('reference')")
     if isinstance(methods, str):
         methods = [methods]
+    if methods is not None and not isinstance(methods, Iterable):
+        raise TypeError(f"methods must be a list of method names or None, got {methods!r}")
     methods = all_methods if methods is None else list(methods)
     if not methods:
         raise ValueError(f"methods is empty: nothing to validate; registered methods are {all_methods}")

@@ -94,7 +94,7 @@ def test_affinity_dispatch(X):
         (lambda X: kernels.polynomial(X, degree=2.5), "degree"),
         (lambda X: kernels.knn_affinity(X, n_neighbors=0), "n_neighbors"),
         (lambda X: kernels.knn_affinity(X, n_neighbors=len(X)), "n_neighbors"),
-        (lambda X: kernels.affinity(X, "cosine"), "Unknown affinity 'cosine'.*valid"),
+        (lambda X: kernels.affinity(X, "cosine"), "Unknown affinity kind 'cosine'.*valid"),
         (lambda X: kernels.affinity(X, "rbf", degree=2), "degree"),
         (lambda X: kernels.affinity(X, "precomputed"), "X must be a square"),
         (lambda X: kernels.affinity(np.triu(np.ones((4, 4))), "precomputed"), "X must be symmetric"),

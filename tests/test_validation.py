@@ -154,7 +154,7 @@ def test_validate_rejects_unknown_methods(K):
     with pytest.raises(ValueError, match="'ld-ssc2'") as info:
         cvxclust.validate(FrobeniusDS(K), methods=["admm", "ld-ssc2"])
     assert "successive-projections" in str(info.value)
-    with pytest.raises(ValueError, match="'solver' parameter of the reference must be one of 'SCS', 'CLARABEL'"):
+    with pytest.raises(ValueError, match="'reference_solver' parameter of validate must be one of 'SCS', 'CLARABEL'"):
         cvxclust.validate(FrobeniusDS(K), reference_solver="MOSEK2")
 
 

@@ -52,7 +52,8 @@ def _validate_structure(G, name: str) -> nx.Graph:
         raise ValueError(f"{name}.graph['clusters'] must list distinct nodes of the graph")
     if kind == "tree":
         root = G.graph.get("root")
-        if not G.is_directed() or not nx.is_arborescence(G) or root not in G or G.in_degree(root) != 0:
+        if (not G.is_directed() or G.is_multigraph() or not nx.is_arborescence(G) or root not in G
+                or G.in_degree(root) != 0):
             raise ValueError(f"{name} of kind 'tree' must be a rooted nx.DiGraph tree with graph['root']")
         if set(clusters) != {v for v in G if G.out_degree(v) == 0}:
             raise ValueError(f"{name}.graph['clusters'] of a tree must be its leaves")
@@ -62,6 +63,8 @@ def _validate_structure(G, name: str) -> nx.Graph:
         factors = G.graph.get("factors")
         if not isinstance(factors, list) or len(factors) != 2:
             raise ValueError(f"{name}.graph['factors'] must be a list of the 2 factor structures")
+        if not all(isinstance(f, nx.Graph) and "kind" in f.graph for f in factors):
+            raise ValueError(f"{name}.graph['factors'] must hold 2 structures (chain, ring, flat, tree, kron)")
         f1, f2 = (_validate_structure(f, f"{name} factor") for f in factors)
         if len(clusters) != len(f1.graph["clusters"]) * len(f2.graph["clusters"]):
             raise ValueError(f"{name}.graph['clusters'] must hold one cluster per pair of factor clusters")

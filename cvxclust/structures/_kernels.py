@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from .._checks import check_int_range, check_square_matrix
+from .._checks import check_bool, check_int_range, check_square_matrix
 from ._graphs import coerce_structure
 
 # eigenvalues above -PSD_RTOL * max(1, |lambda|_max) count as >= 0: an even ring's 2I + adjacency
@@ -40,9 +40,10 @@ def check_output_kernel(A, n_clusters: int | None = None, psd: bool = True) -> n
     Raises
     ------
     ValueError
-        Naming ``A``.
+        Naming ``A``, ``n_clusters`` or ``psd`` (a bool, not a truthy value).
     """
     A = check_square_matrix(A, "A")
+    psd = check_bool(psd, "psd")
     if n_clusters is not None:
         n_clusters = check_int_range(n_clusters, "n_clusters", 1)
         if A.shape[0] != n_clusters:
@@ -94,6 +95,7 @@ def output_kernel(structure, *, check_psd: bool = True) -> np.ndarray:
         indefinite; pass your own p.s.d. kernel instead (:func:`check_output_kernel`).
     """
     G = coerce_structure(structure, "structure")
+    check_psd = check_bool(check_psd, "check_psd")
     kind, clusters = G.graph["kind"], G.graph["clusters"]
     c = len(clusters)
     if kind == "flat":
