@@ -16,9 +16,9 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils.validation import validate_data
 
-from ._checks import check_labels, check_square_matrix
+
+from ._checks import check_labels, check_square_matrix, validate_X
 from .kernels import center, knn_affinity, linear, median_distance, polynomial, rbf
 from .parameters import Interval, Options, validate_parameters
 from .structures import as_structure, flat, n_clusters as structure_size
@@ -176,7 +176,7 @@ class KernelClusterMixin(ClusterMixin, BaseEstimator):
         """Check the parameters (``_parameter_constraints``) and X (``validate_data``, at least
         two samples, at least ``n_clusters`` of them); return X."""
         validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
-        X = validate_data(self, X, ensure_min_samples=2)
+        X = validate_X(self, X, ensure_min_samples=2)
         if self.n_clusters > X.shape[0]:
             raise ValueError(f"n_clusters={self.n_clusters} must be at most the number of samples, {X.shape[0]}")
         return X

@@ -4,12 +4,13 @@ the nearest point of the probability simplex to a vector v,
     minimize 1/2 ||X - v||^2   s.t.   X >= 0,  X 1 = 1       (X a 1 x n matrix named "X"),
 
 with a tiny projected-gradient solver registered beside it.  Also: the solver registry's
-scoping, ``Result``, ``solve_reference`` and the shared stopping rules (``IterationMonitor``).
+scoping, ``Result`` and ``solve_reference``; the solver is written on ``cvxclust.solvers.IterativeSolver``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from numbers import Integral, Real
 import warnings
 
 import cvxpy as cp
@@ -20,7 +21,8 @@ from threadpoolctl import threadpool_limits
 
 import cvxclust
 from cvxclust import Relaxation, Result
-from cvxclust._stopping import STOP_REASONS, IterationMonitor
+from cvxclust.parameters import Interval
+from cvxclust.solvers import Certificate, IterativeSolver, Param
 from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
 
 
@@ -73,23 +75,31 @@ class NearestSimplexPoint(Relaxation):
 
 
 @NearestSimplexPoint.register_solver("projected-gradient")
-def projected_gradient(relaxation, *, step=0.5, tol=1e-10, max_iter=10_000, time_limit=np.inf):
-    """X <- Pi(X - step (X - v)); the threshold tau of the last projection certifies g(tau)."""
-    monitor = IterationMonitor("projected-gradient", tol=tol, max_iter=max_iter, time_limit=time_limit)
-    X = np.full(relaxation.v.shape, 1.0 / relaxation.v.size)
-    tau = 0.0
-    for _ in monitor:
-        X_new, tau = project_simplex((X - step * (X - relaxation.v)).ravel())
-        X_new = X_new.reshape(X.shape)
-        change = float(np.linalg.norm(X_new - X))
-        X = X_new
-        monitor.record(objective=relaxation.objective(X), change=change)
-        if change < tol:
-            monitor.converged()
-    # at the fixed point X = max(v - tau / step, 0): the multiplier of sum X = 1 is tau / step
-    return relaxation.make_result(X, status=monitor.status, method="projected-gradient",
-                                  iterations=monitor.iterations, time=monitor.elapsed,
-                                  dual_bound=relaxation.dual_value(tau / step), history=monitor.history)
+class ProjectedGradient(IterativeSolver):
+    """X <- Pi(X - step (X - v)); the threshold tau of the last projection certifies g(tau / step)."""
+
+    method = "projected-gradient"
+    parameters = IterativeSolver.parameters | {
+        "tol": Param(1e-14, [Interval(Real, 0, None, closed="neither")]),
+        "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "step_size": Param(0.5, [Interval(Real, 0, 1, closed="right")]),
+    }
+
+    def init_state(self):
+        return {"X": np.full(self.relaxation.v.shape, 1.0 / self.relaxation.v.size), "tau": 0.0}
+
+    def step(self, state, iteration):
+        X = state["X"]
+        X_new, state["tau"] = project_simplex((X - self.step_size * (X - self.relaxation.v)).ravel())
+        state["X"] = X_new.reshape(X.shape)
+        return {"change": float(np.linalg.norm(state["X"] - X))}
+
+    def certify(self, state, bound, final=False):
+        # at the fixed point X = max(v - tau / step, 0): the multiplier of sum X = 1 is tau / step
+        return Certificate(state["X"], self.relaxation.dual_value(state["tau"] / self.step_size))
+
+
+projected_gradient = ProjectedGradient.as_function()
 
 
 @pytest.fixture
@@ -171,8 +181,8 @@ def test_solver_options_are_passed(toy):
     with pytest.warns(ConvergenceWarning, match="projected-gradient stopped after 3 iterations"):
         result = toy.solve("projected-gradient", max_iter=3)
     assert result.status == "max_iter" and result.iterations == 3
-    fast = toy.solve("projected-gradient", step=1.0)  # step 1 is the projection itself
-    assert fast.iterations == 2
+    fast = toy.solve("projected-gradient", step_size=1.0)  # step 1 is the projection itself: certified at once
+    assert fast.iterations == 1 and fast.status == "optimal"
 
 
 def test_primary_variable_must_be_named_X():
@@ -308,47 +318,3 @@ def test_make_result_recomputes_objective_and_residuals(toy):
     assert r.history == ()
 
 
-# -- stopping rules ------------------------------------------------------------------------------
-
-
-def test_monitor_converged():
-    monitor = IterationMonitor("m", tol=1e-3, max_iter=10, time_limit=np.inf)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        for it in monitor:
-            monitor.record(objective=float(it))
-            if it == 3:
-                monitor.converged()
-    assert monitor.status == "optimal"
-    assert monitor.iterations == 4
-    assert [row["iteration"] for row in monitor.history] == [1, 2, 3, 4]
-    assert all(row["time"] >= 0 for row in monitor.history)
-
-
-def test_monitor_max_iter_warns_with_reason():
-    monitor = IterationMonitor("mysolver", tol=1e-3, max_iter=5, time_limit=np.inf)
-    with pytest.warns(ConvergenceWarning, match="mysolver stopped after 5 iterations: iteration limit"):
-        assert list(monitor) == [0, 1, 2, 3, 4]
-    assert monitor.status == "max_iter"
-
-
-def test_monitor_time_limit_and_stalled():
-    monitor = IterationMonitor("m", tol=1e-3, max_iter=5, time_limit=1e-9)
-    with pytest.warns(ConvergenceWarning, match="time limit reached"):
-        assert list(monitor) == []
-    assert monitor.status == "time_limit" and monitor.iterations == 0
-
-    monitor = IterationMonitor("m", tol=1e-3, max_iter=5, time_limit=np.inf)
-    with pytest.warns(ConvergenceWarning, match=STOP_REASONS["stalled"]):
-        for it in monitor:
-            if it == 1:
-                monitor.stalled()
-    assert monitor.status == "stalled" and monitor.iterations == 2
-
-
-@pytest.mark.parametrize(("name", "value"), [("tol", 0.0), ("tol", np.inf), ("max_iter", 0), ("max_iter", False),
-                                             ("time_limit", -1.0), ("time_limit", np.nan)])
-def test_monitor_rejects_bad_limits(name, value):
-    limits = {"tol": 1e-3, "max_iter": 5, "time_limit": np.inf, name: value}
-    with pytest.raises(ValueError, match=name):
-        IterationMonitor("m", **limits)

@@ -34,9 +34,9 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_non_negative, validate_data
+from sklearn.utils.validation import check_non_negative
 
-from .._checks import check_data_matrix, check_labels
+from .._checks import check_data_matrix, check_labels, validate_X
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, validate_parameters
 from ..solvers import POSITIVE
@@ -296,7 +296,7 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
                 f"divergence {div.name!r} is not jointly convex, so method='conditional-jc' (10) is not a "
                 "convex problem; use method='conditional'"
             )
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_X(self, X, dtype=np.float64)
         if isinstance(div, GeneralizedKL):
             check_non_negative(X, f"X (the {div.name} divergence needs nonnegative data)")
         X = div.check_domain(X, "X")

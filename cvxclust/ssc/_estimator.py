@@ -7,8 +7,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import validate_data
 
+from .._checks import validate_X
 from ..kernels import affinity, median_distance
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, validate_parameter, validate_parameters
@@ -173,7 +173,7 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         self
         """
         params = self._checked_params()
-        X = validate_data(self, X, ensure_min_samples=2)
+        X = validate_X(self, X, ensure_min_samples=2)
         n = X.shape[0]
         n_clusters = validate_parameter("n_clusters", params["n_clusters"],
                                         [Interval(Integral, 1, n, closed="both")], type(self).__name__)
