@@ -86,6 +86,16 @@ class Relaxation(ABC):
     def residuals(self, X: np.ndarray) -> dict[str, float]:
         """Relative feasibility violations of a candidate point."""
 
+    def objective_scale(self) -> float:
+        """A magnitude of the objective on this instance, such as its value at a trivial feasible
+        point; 0 (the default) when none is known.
+
+        Certified solvers floor the denominator of the relative gap at ``sqrt(eps)`` times this
+        (:func:`cvxclust.result.relative_gap`), so an instance whose optimum is 0 (where the
+        objective and the bound are both rounding errors) can still be certified.
+        """
+        return 0.0
+
     def dual_bound_from_reference(self, problem: cp.Problem) -> float | None:
         """A certified bound computed from the dual values of a solved :meth:`problem`."""
         return None

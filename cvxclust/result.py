@@ -14,23 +14,27 @@ import numpy as np
 __all__ = ["Result", "relative_gap"]
 
 
-def relative_gap(objective: float, bound: float | None) -> float | None:
+def relative_gap(objective: float, bound: float | None, floor: float = 0.0) -> float | None:
     r"""The relative duality gap every solver and :class:`Result` use.
 
-    .. math:: \frac{|f - b|}{\max(|f|, |b|)}
+    .. math:: \frac{|f - b|}{\max(|f|, |b|, \varphi)}
 
-    for an objective ``f`` and a certified bound ``b`` (0 when both are 0; ``inf`` when either
-    is not finite).  It is invariant to the scale of the problem and symmetric in ``f`` and
-    ``b``; the absolute value makes a point that violates its constraints, and so may lie past
-    the bound, no better certified than one on the right side.
+    for an objective ``f``, a certified bound ``b`` and a floor :math:`\varphi \ge 0` (0 when
+    ``f = b``; ``inf`` when either is not finite).  Above the floor it is invariant to the scale
+    of the problem and symmetric in ``f`` and ``b``; the absolute value makes a point that
+    violates its constraints, and so may lie past the bound, no better certified than one on the
+    right side.  The floor lets a zero optimum be certified: where ``f`` and ``b`` are both
+    rounding errors, no ratio of them is small.  Solvers set it to ``sqrt(eps)`` times the
+    relaxation's :meth:`~cvxclust.Relaxation.objective_scale` (0, no floor, by default).
     """
     if bound is None:
         return None
     objective, bound = _real(objective, "objective"), _real(bound, "bound")
+    floor = _real(floor, "floor")
     if not (math.isfinite(objective) and math.isfinite(bound)):
         return math.inf
     gap = abs(objective - bound)
-    return 0.0 if gap == 0.0 else gap / max(abs(objective), abs(bound))
+    return 0.0 if gap == 0.0 else gap / max(abs(objective), abs(bound), floor)
 
 
 def _real(value, name: str) -> float:
@@ -103,6 +107,8 @@ class Result:
     extras : mapping
         Outputs particular to a method (a factor, labels, an auxiliary variable); each solver's
         docstring lists its keys.
+    gap_floor : float
+        The floor of :func:`relative_gap` the solver certified with (0: none).
     """
 
     X: np.ndarray
@@ -115,6 +121,7 @@ class Result:
     dual_bound: float | None = None
     history: tuple = ()
     extras: Mapping[str, Any] = field(default_factory=dict)
+    gap_floor: float = 0.0
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -136,6 +143,10 @@ class Result:
         set_(self, "dual_bound", None if self.dual_bound is None else _real(self.dual_bound, "Result.dual_bound"))
         set_(self, "history", tuple(self.history))
         set_(self, "extras", _frozen(self.extras))
+        floor = _real(self.gap_floor, "Result.gap_floor")
+        if not floor >= 0 or math.isinf(floor):
+            raise ValueError(f"Result.gap_floor must be a finite number >= 0, got {self.gap_floor!r}")
+        set_(self, "gap_floor", floor)
 
     @property
     def duality_gap(self) -> float | None:
@@ -144,8 +155,9 @@ class Result:
 
     @property
     def relative_gap(self) -> float | None:
-        """:func:`relative_gap` of ``objective`` and ``dual_bound`` (None without a bound)."""
-        return relative_gap(self.objective, self.dual_bound)
+        """:func:`relative_gap` of ``objective`` and ``dual_bound`` with ``gap_floor`` (None
+        without a bound)."""
+        return relative_gap(self.objective, self.dual_bound, self.gap_floor)
 
     @property
     def max_residual(self) -> float:

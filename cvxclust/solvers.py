@@ -245,7 +245,7 @@ class IterativeSolver:
         self.bound = self._better(certificate.bound, self.bound)
         confirmed = final or not self._trust_residuals or self.relaxation is None
         objective, residuals = self._evaluate(certificate, confirm=confirmed)
-        gap = relative_gap(objective, self.bound)
+        gap = relative_gap(objective, self.bound, self.gap_floor)
         worst = max(residuals.values(), default=0.0)
         self._certified = gap <= self.tol
         passed = (self._certified or self._converged) and worst <= self.residual_tol
@@ -275,6 +275,10 @@ class IterativeSolver:
         self.bound = -np.inf if self.sense == "minimize" else np.inf
         self._trust_residuals = True
         self._converged = self._certified = False
+        scale = self.relaxation.objective_scale() if self.relaxation is not None else 0.0
+        # objectives below sqrt(eps) of the instance's scale are rounding errors: a floor there
+        # lets a zero optimum be certified (relative_gap)
+        self.gap_floor = float(np.sqrt(np.finfo(float).eps) * abs(scale))
         self._last = None  # (certificate, objective, residuals) of the last check
         self._bar = tqdm(total=self.max_iter, desc=self.method, disable=not self.verbose, leave=False)
         try:
@@ -304,7 +308,7 @@ class IterativeSolver:
             X=certificate.X, objective=objective, status=self.status, method=self.method,
             iterations=iterations, time=self.elapsed, residuals=residuals,
             dual_bound=self.bound if np.isfinite(self.bound) else None, history=self.history,
-            extras=self.extras(state),
+            extras=self.extras(state), gap_floor=self.gap_floor,
         )
 
     def drive(self, state) -> None:

@@ -274,3 +274,22 @@ def test_result_is_frozen_readable_and_picklable(tmp_path):
     ax.figure.savefig(tmp_path / "history.png")
     with pytest.raises(ValueError, match="no positive figures"):
         r.plot(keys="nothing")
+
+
+def test_a_zero_optimum_is_certified_with_the_objective_scale():
+    # K already doubly stochastic and p.s.d.: the optimum is 0 and objective and bound are both
+    # rounding errors; the floor sqrt(eps) * objective_scale() certifies it at once
+    from cvxclust.ssc import FrobeniusDS
+
+    for cls in (FrobeniusDS, FrobeniusPSD):
+        relaxation = cls(np.eye(5))
+        assert relaxation.objective_scale() == pytest.approx(0.5 * np.sum((np.eye(5) - 0.2) ** 2))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = relaxation.solve("admm")
+        assert result.status == "optimal" and result.objective < 1e-20
+        assert result.gap_floor == pytest.approx(np.sqrt(np.finfo(float).eps) * relaxation.objective_scale())
+        assert result.relative_gap <= 1e-7
+    # without a floor the same figures are not certified
+    assert relative_gap(1e-32, -1e-17) == pytest.approx(1.0)
+    assert relative_gap(1e-32, -1e-17, floor=1.0) == pytest.approx(1e-17)

@@ -165,6 +165,14 @@ class ConditionalJC(Relaxation):
         except ValueError:
             return float("inf")
 
+    def objective_scale(self) -> float:
+        """``D_F(X, 11^T X / t)``, the loss of one cluster: the order of magnitude of the objective."""
+        mean = np.broadcast_to(self.X.mean(axis=0), self.X.shape)
+        try:
+            return float(self.divergence.divergence(self.X, mean))
+        except ValueError:
+            return 0.0
+
     def residuals(self, M) -> dict[str, float]:
         """Violations of M1 (:func:`~cvxclust.bregman.sets.residuals_M1`): ``symmetry``,
         ``psd``, ``upper``, ``trace``, ``row_sums``, ``nonnegativity``; all absolute, as the

@@ -83,6 +83,10 @@ class _NearestDoublyStochastic(Relaxation):
         X = check_matrix(X, "X", self.n, symmetric=False)
         return 0.5 * float(np.sum((X - self.K) ** 2))
 
+    def objective_scale(self) -> float:
+        """The objective at the feasible point ``11^T / n``: its order of magnitude."""
+        return 0.5 * float(np.sum((self.K - 1.0 / self.n) ** 2))
+
     def residuals(self, X) -> dict[str, float]:
         """Relative violations: ``row_sums`` max|X1 - 1| (target 1), ``symmetry``
         ||X - X^T||_F/||X||_F, ``nonnegativity`` max(0, -min X)/max|X|, and for (7) ``psd``
