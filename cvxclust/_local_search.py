@@ -1,8 +1,10 @@
 """Pieces of the greedy local searches over labelings (cluhsic and cluhsical): the statistics
-``K Pi`` and ``S = Pi^T K Pi`` of a labeling, their O(m + c) update when one point moves, and
-random restarts."""
+``K Pi`` and ``S = Pi^T K Pi`` of a labeling, their O(m + c) update when one point moves, the
+statistics with one point taken out, the sweep over the points, and random restarts."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -48,3 +50,70 @@ def move_point(K: np.ndarray, KPi: np.ndarray, S: np.ndarray, sizes: np.ndarray,
     sizes[a] -= 1
     sizes[b] += 1
     labels[i] = b
+
+
+def remove_point(S: np.ndarray, sizes: np.ndarray, r: np.ndarray, kii: float, a: int):
+    """The statistics with point i (in cluster ``a``, ``r`` its row of ``K Pi``, ``kii = K_ii``)
+    taken out, as new arrays: ``r0 = r - K_ii e_a``, ``S0 = S - e_a r0^T - r0 e_a^T - K_ii e_a e_a^T``
+    and ``n0 = n - e_a``; inserting i into cluster b changes only row and column b of S0."""
+    r0 = r.copy()
+    r0[a] -= kii
+    S0 = S.copy()
+    S0[a, :] -= r0
+    S0[:, a] -= r0
+    S0[a, a] -= kii
+    n0 = sizes.copy()
+    n0[a] -= 1
+    return r0, S0, n0
+
+
+class SweepSearch:
+    """The iteration of a greedy local search, to mix into a
+    :class:`cvxclust.solvers.IterativeSolver`: one iteration is one sweep over the free points
+    in random order, each moved to the cluster of the largest score when that gains more than
+    :meth:`min_gain`; a sweep with no move ends the run (:meth:`converge`).
+
+    The solver holds ``K``, ``free`` (the indices that may move), ``rng`` and ``n_clusters``; its
+    state holds ``labels``, ``KPi``, ``S``, ``sizes``, ``diag`` (of K), ``objective`` and ``start``
+    (the objective of the start).  It defines :meth:`scores` and :meth:`value`.
+    """
+
+    def scores(self, state, i: int, a: int) -> np.ndarray:
+        """A score per cluster for point ``i`` (now in ``a``): the objective, or the objective
+        up to a constant, after moving it there."""
+        raise NotImplementedError
+
+    def min_gain(self, state, current: float) -> float:
+        """The score increase a move must exceed (``current`` is the score of staying)."""
+        raise NotImplementedError
+
+    def value(self, state) -> float:
+        """The objective of the labeling of ``state`` from its statistics."""
+        raise NotImplementedError
+
+    def start_state(self, labels: np.ndarray):
+        """The state of the search from ``labels`` (taken over, not copied)."""
+        KPi, S, sizes = labeling_statistics(self.K, labels, self.n_clusters)
+        state = SimpleNamespace(labels=labels, KPi=KPi, S=S, sizes=sizes, diag=np.diag(self.K).copy())
+        state.objective = state.start = self.value(state)
+        return state
+
+    def step(self, state, iteration):
+        moves = 0
+        for i in self.rng.permutation(self.free):
+            a = state.labels[i]
+            values = self.scores(state, i, a)
+            b = int(np.argmax(values))
+            if values[b] - values[a] <= self.min_gain(state, values[a]):
+                continue
+            move_point(self.K, state.KPi, state.S, state.sizes, state.labels, i, b)
+            moves += 1
+        # recompute once per sweep (O(m^2 c), the cost of the sweep) so no rounding drift builds up
+        state.KPi, state.S, state.sizes = labeling_statistics(self.K, state.labels, self.n_clusters)
+        state.objective = self.value(state)
+        if moves == 0:
+            self.converge()
+        row = {"objective": state.objective, "moves": moves}
+        if iteration == 0:
+            row["start_objective"] = state.start
+        return row

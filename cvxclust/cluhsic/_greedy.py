@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import time
 from numbers import Integral
-from types import SimpleNamespace
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from .._checks import check_bool, check_int_range, check_labels
-from .._local_search import best_of_starts, labeling_statistics, move_point
+from .._local_search import SweepSearch, best_of_starts, remove_point
 from ..parameters import Interval
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, Param
@@ -48,14 +47,7 @@ def move_gains(A, S, sizes, r, kii, a, normalized):
 
     ``g_b - g_a`` is the change of f when i moves from a to b.
     """
-    r0 = r.copy()
-    r0[a] -= kii
-    S0 = S.copy()
-    S0[a, :] -= r0
-    S0[:, a] -= r0
-    S0[a, a] -= kii
-    n0 = sizes.copy()
-    n0[a] -= 1
+    r0, S0, n0 = remove_point(S, sizes, r, kii, a)
     w = _weights(n0, normalized)
     omega = 1.0 / np.sqrt(n0 + 1.0) if normalized else np.ones_like(w)
     M = A * w[None, :]
@@ -65,7 +57,7 @@ def move_gains(A, S, sizes, r, kii, a, normalized):
     return 2.0 * (omega * row_new - w * row_old) + dA * (omega**2 * (dS + 2.0 * r0 + kii) - w**2 * dS)
 
 
-class GreedySearch(HeuristicSolver):
+class GreedySearch(SweepSearch, HeuristicSolver):
     """One run of the greedy local search of :func:`greedy` from given labels (one iteration is
     one sweep over the free points); the checked inputs are trusted."""
 
@@ -78,40 +70,26 @@ class GreedySearch(HeuristicSolver):
     def __init__(self, K, A, labels, free, normalized, rng, **params):
         super().__init__(None, **params)
         self.K, self.A, self.labels, self.free, self.normalized, self.rng = K, A, labels, free, normalized, rng
+        self.n_clusters = A.shape[0]
 
     def init_state(self):
-        K, A = self.K, self.A
-        KPi, S, sizes = labeling_statistics(K, self.labels, A.shape[0])
-        f = _value(A, S, sizes, self.normalized)
+        state = self.start_state(self.labels)
         # moves must gain more than rounding noise, or ties could cycle forever
-        scale = max(np.abs(K).max() * np.abs(A).max(), 1e-300)
-        return SimpleNamespace(labels=self.labels, diag=np.diag(K).copy(), scale=scale, KPi=KPi, S=S, sizes=sizes,
-                               f=f, start=f)
+        state.scale = max(np.abs(self.K).max() * np.abs(self.A).max(), 1e-300)
+        return state
 
-    def step(self, state, iteration):
-        K, A, normalized = self.K, self.A, self.normalized
-        moves = 0
-        for i in self.rng.permutation(self.free):
-            a = state.labels[i]
-            gains = move_gains(A, state.S, state.sizes, state.KPi[i], state.diag[i], a, normalized)
-            b = int(np.argmax(gains))
-            if gains[b] - gains[a] <= self.tol * max(abs(state.f), state.scale):
-                continue
-            move_point(K, state.KPi, state.S, state.sizes, state.labels, i, b)
-            moves += 1
-        # recompute once per sweep (O(m^2 c), the cost of the sweep) so no rounding drift builds up
-        state.KPi, state.S, state.sizes = labeling_statistics(K, state.labels, A.shape[0])
-        state.f = _value(A, state.S, state.sizes, normalized)
-        if moves == 0:
-            self.converge()
-        row = {"objective": state.f, "moves": moves}
-        if iteration == 0:
-            row["start_objective"] = state.start
-        return row
+    def scores(self, state, i, a):
+        return move_gains(self.A, state.S, state.sizes, state.KPi[i], state.diag[i], a, self.normalized)
+
+    def min_gain(self, state, current):
+        return self.tol * max(abs(state.objective), state.scale)
+
+    def value(self, state):
+        return _value(self.A, state.S, state.sizes, self.normalized)
 
     def certify(self, state, bound, final=False):
-        return Certificate(partition_matrix(state.labels, self.A.shape[0], normalized=self.normalized), None,
-                           state.f, {})
+        return Certificate(partition_matrix(state.labels, self.n_clusters, normalized=self.normalized), None,
+                           state.objective, {})
 
     def extras(self, state):
         return {"labels": state.labels.copy()}

@@ -28,14 +28,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from numbers import Integral, Real
-from types import SimpleNamespace
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from .._checks import check_labels
 from .._kernel_estimators import RANDOM_STATE
-from .._local_search import best_of_starts, labeling_statistics, move_point
+from .._local_search import SweepSearch, best_of_starts, remove_point
 from ..cluhsic import greedy as cluhsic_greedy
 from ..parameters import Interval, Options, validate_parameters
 from ..result import Result
@@ -96,14 +95,7 @@ class NormalizedObjective:
         statistics only.  ``f_a`` is the current objective.
         """
         L, A = self.L, self.A
-        r0 = r.copy()
-        r0[a] -= kii
-        S0 = S.copy()
-        S0[a, :] -= r0
-        S0[:, a] -= r0
-        S0[a, a] -= kii
-        n0 = sizes.astype(float)
-        n0[a] -= 1.0
+        r0, S0, n0 = remove_point(S, sizes, r, kii, a)
         W, l1 = self.weights(n0[None, :] + np.eye(L.shape[0]))  # row b: sizes with i in b
         T = L.T @ S0 @ L
         u = L.T @ r0
@@ -115,7 +107,7 @@ class NormalizedObjective:
         return f - self.penalty * l1.sum(axis=1) if self.penalty else f
 
 
-class LocalSearch(IterativeSolver):
+class LocalSearch(SweepSearch, IterativeSolver):
     """One run of the greedy of :func:`greedy` from one start, for the l1 or l2 normalization;
     one iteration is one sweep over the free points in random order."""
 
@@ -132,37 +124,22 @@ class LocalSearch(IterativeSolver):
         super().__init__(None, **params)
         self.K, self.model, self.loss, self.start, self.free, self.rng, self.scale = (
             K, model, loss, labels, free, rng, scale)
+        self.n_clusters = model.A.shape[0]
 
     def size(self) -> int:
         return self.K.shape[0]
 
     def init_state(self):
-        labels = self.start
-        KPi, S, sizes = labeling_statistics(self.K, labels, self.model.A.shape[0])
-        f = self.model.value(S, sizes)
-        return SimpleNamespace(labels=labels, KPi=KPi, S=S, sizes=sizes, diag=np.diag(self.K).copy(), objective=f,
-                               start=f)
+        return self.start_state(self.start)
 
-    def step(self, state, iteration):
-        K, model = self.K, self.model
-        moves = 0
-        for i in self.rng.permutation(self.free):
-            a = state.labels[i]
-            values = model.candidates(state.S, state.sizes, state.KPi[i], state.diag[i], a)
-            b = int(np.argmax(values))
-            if values[b] - values[a] <= self.tol * max(abs(values[a]), self.scale):
-                continue
-            move_point(K, state.KPi, state.S, state.sizes, state.labels, i, b)
-            moves += 1
-        # recompute once per sweep (O(m^2 c), the cost of the sweep) so no rounding drift builds up
-        state.KPi, state.S, state.sizes = labeling_statistics(K, state.labels, model.A.shape[0])
-        state.objective = model.value(state.S, state.sizes)
-        if moves == 0:
-            self.converge()
-        row = {"moves": moves}
-        if iteration == 0:
-            row["start_objective"] = state.start
-        return row
+    def scores(self, state, i, a):
+        return self.model.candidates(state.S, state.sizes, state.KPi[i], state.diag[i], a)
+
+    def min_gain(self, state, current):
+        return self.tol * max(abs(current), self.scale)
+
+    def value(self, state):
+        return self.model.value(state.S, state.sizes)
 
     def is_check(self, state, iteration):
         return True  # a check costs O(m c): the objective is already known

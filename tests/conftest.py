@@ -1,0 +1,23 @@
+"""Shared by the tests of every family."""
+
+import warnings
+
+import pytest
+from sklearn.utils.estimator_checks import check_estimator
+
+
+@pytest.fixture
+def fails_only_check_clustering():
+    """``fails_only_check_clustering(estimator, message)``: asserts that of scikit-learn's
+    checks only ``check_clustering`` (and its read-only-memmap variant, same name) fails on
+    ``estimator``, each time with a ValueError whose text holds ``message``."""
+    def check(estimator, message):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = check_estimator(estimator, on_fail=None)
+        failed = [r for r in results if r["status"] == "failed"]
+        assert {r["check_name"] for r in failed} == {"check_clustering"}
+        for r in failed:
+            assert isinstance(r["exception"], ValueError)
+            assert message in str(r["exception"])
+    return check
