@@ -1,9 +1,17 @@
 """Shared by the tests of every family."""
 
+import os
 import warnings
 
 import pytest
+from hypothesis import settings
 from sklearn.utils.estimator_checks import check_estimator
+
+# The property tests explore the same examples on every run (a failure found while exploring is
+# then reproducible, and a passing suite stays passing); HYPOTHESIS_PROFILE=explore draws new ones.
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture
