@@ -34,14 +34,34 @@ def check_choice(value, name: str, choices) -> None:
 
 
 def as_float_array(value, name: str, what: str = "array") -> np.ndarray:
-    """``value`` as a float array; strings (which numpy would parse) and non-numbers raise."""
+    """``value`` as a float array; strings (which numpy would parse), complex numbers (whose
+    imaginary parts the cast would drop) and non-numbers raise naming ``name``."""
     try:
         kind = np.asarray(value).dtype.kind
-        if kind in "USc":
+    except (TypeError, ValueError):  # ragged nested sequences
+        raise ValueError(f"{name} must be a numeric {what}") from None
+    if kind == "c":
+        raise ValueError(f"{name} must be real, got complex values")
+    try:
+        if kind in "US":
             raise TypeError
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a numeric {what}") from None
+
+
+def as_finite_array(value, name: str, *, ndim: int | None = None) -> np.ndarray:
+    """:func:`as_float_array`, finite and non-empty with at least one dimension (exactly
+    ``ndim`` if given), or a ValueError naming ``name``.  Never modifies ``value`` (it is
+    returned as is when already a float64 array)."""
+    x = as_float_array(value, name)
+    if ndim is not None and x.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {x.shape}")
+    if x.ndim == 0 or x.size == 0:
+        raise ValueError(f"{name} must be a non-empty array of at least one dimension, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    return x
 
 
 def check_square_matrix(

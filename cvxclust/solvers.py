@@ -160,7 +160,6 @@ class IterativeSolver:
             self.sense = getattr(relaxation, "sense", "minimize")
         self.status: str | None = None
         self.history: list[dict] = []
-        self._stop_note = ""
 
     @classmethod
     def as_function(cls, doc: str | None = None):
@@ -272,6 +271,7 @@ class IterativeSolver:
     def run(self) -> Result:
         """Iterate until certified, a limit, or a stall; return the :class:`~cvxclust.Result`."""
         self._start = time.perf_counter()
+        self.status, self.history, self._stop_note = None, [], ""  # a second run starts afresh
         self.bound = -np.inf if self.sense == "minimize" else np.inf
         self._trust_residuals = True
         self._converged = self._certified = False

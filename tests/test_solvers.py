@@ -293,3 +293,10 @@ def test_a_zero_optimum_is_certified_with_the_objective_scale():
     # without a floor the same figures are not certified
     assert relative_gap(1e-32, -1e-17) == pytest.approx(1.0)
     assert relative_gap(1e-32, -1e-17, floor=1.0) == pytest.approx(1e-17)
+
+
+def test_a_solver_instance_runs_again_from_scratch():
+    solver = ProjectedGradient(Box(np.array([1.0, -2.0])), step_size=1.0)
+    first, second = solver.run(), solver.run()
+    assert first.status == second.status == "optimal"
+    assert first.iterations == second.iterations and len(second.history) == second.iterations

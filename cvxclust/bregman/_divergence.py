@@ -11,7 +11,7 @@ import abc
 import cvxpy as cp
 import numpy as np
 
-from ._arrays import as_finite_array
+from .._checks import as_finite_array
 
 __all__ = ["Divergence"]
 

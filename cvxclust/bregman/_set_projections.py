@@ -15,7 +15,7 @@ import scipy.linalg as sla
 from .._checks import check_n_clusters, check_square_matrix
 from ..linalg import eigh_subset
 from ..parameters import Interval, validate_parameter
-from ._arrays import as_finite_array
+from .._checks import as_finite_array
 
 __all__ = ["M2Projector", "double_center", "project_M2", "project_M3", "spectral_threshold"]
 

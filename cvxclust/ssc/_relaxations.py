@@ -44,16 +44,9 @@ __all__ = ["FrobeniusDS", "FrobeniusPSD", "FrobeniusSolver", "check_matrix"]
 def check_matrix(A, name: str, n: int | None = None, *, symmetric: bool = True, min_size: int = 1) -> np.ndarray:
     """``A`` as a square finite float matrix (of order ``n`` if given), or a ValueError naming it.
 
-    Complex and string arrays are refused before the conversion to float, which would drop
-    imaginary parts or parse the strings; see :func:`cvxclust._checks.check_square_matrix` for
-    the rest (``symmetric=True`` also symmetrises exactly).  Never modifies ``A``.
+    Complex and string arrays are refused (:func:`cvxclust._checks.check_square_matrix`), and
+    ``symmetric=True`` also symmetrises exactly.  Never modifies ``A``.
     """
-    try:
-        dtype = np.asarray(A).dtype
-    except (TypeError, ValueError):  # ragged nested sequences
-        raise ValueError(f"{name} must be a numeric matrix") from None
-    if dtype.kind not in "biufO":
-        raise ValueError(f"{name} must be a real numeric matrix, got an array of dtype {dtype}")
     A = check_square_matrix(A, name, symmetric=symmetric, min_size=min_size)
     if n is not None and A.shape != (n, n):
         raise ValueError(f"{name} must be of shape ({n}, {n}) like K, got {A.shape}")
