@@ -1,9 +1,10 @@
 """cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them."""
 
-from . import bregman, cluhsic, cluhsical, kernels, metrics, parameters, rounding, solvers, ssc, structures
+from . import bregman, cluhsic, cluhsical, generic, kernels, metrics, parameters, rounding, solvers, ssc, structures
 from .bregman import BregmanClustering
 from .cluhsic import CLUHSIC
 from .cluhsical import CLUHSICAL
+from .generic import solve
 from ._relaxation import ConvergenceWarning, Relaxation
 from .result import Result
 from .ssc import SemidefiniteSpectralClustering
@@ -26,6 +27,8 @@ __all__ = [
     "bregman",
     "cluhsic",
     "cluhsical",
+    "generic",
+    "solve",
     "structures",
     "validate",
 ]

@@ -138,8 +138,27 @@ class Relaxation(ABC):
 
     @classmethod
     def methods(cls) -> list[str]:
-        """Names accepted by :meth:`solve` (besides ``"auto"``)."""
-        return ["reference", *cls._solvers]
+        """Names accepted by :meth:`solve` (besides ``"auto"``): ``"reference"``, the registered
+        solvers, and ``"generic"`` (:func:`cvxclust.solve` on :meth:`problem`), which works when
+        the problem is of its class (:meth:`has_generic`)."""
+        return ["reference", *cls._solvers, *(["generic"] if "generic" not in cls._solvers else [])]
+
+    def scalable_methods(self) -> list[str]:
+        """The methods other than ``"reference"`` that apply to this instance: the registered
+        solvers, and ``"generic"`` when :meth:`has_generic`."""
+        return [m for m in self.methods() if m != "reference" and (m != "generic" or self.has_generic())]
+
+    def has_generic(self) -> bool:
+        """Whether :meth:`problem` is of the class :func:`cvxclust.solve` takes, so that method
+        ``"generic"`` applies (reads the problem once)."""
+        if getattr(self, "_generic_form", None) is None:
+            from .generic import standard_form
+
+            try:
+                self._generic_form = standard_form(self.problem())
+            except ValueError as error:
+                self._generic_form = error
+        return not isinstance(self._generic_form, ValueError)
 
     def solve(self, method: str = "auto", **options) -> Result:
         """Solve the relaxation.
@@ -164,13 +183,19 @@ class Relaxation(ABC):
         """
         if method == "auto":
             method = self.default_method
-            if method != "reference" and method not in self._solvers:
+            if method not in self.methods():
                 raise ValueError(
                     f"{self.name} has no solver registered for its default method {method!r}: register one "
                     f"with {type(self).__name__}.register_solver({method!r}, func) or use one of {self.methods()}"
                 )
         if method == "reference":
             return solve_reference(self, **options)
+        if method == "generic" and "generic" not in self._solvers:
+            from .generic import GenericSolver
+
+            if not self.has_generic():
+                raise ValueError(f"method 'generic' does not apply to {self.name}: {self._generic_form}")
+            return GenericSolver(self, **options).run()
         try:
             solver = self._solvers[method]
         except (KeyError, TypeError):
@@ -200,23 +225,65 @@ class Relaxation(ABC):
         )
 
 
+#: Clarabel's memory on semidefinite cones grows like (sum of n(n+1)/2 over the cones)^2 (its
+#: dense Hessian blocks and their factor); the constant is fitted on the Peng-Wei SDP
+_CLARABEL_BYTES_PER_ENTRY2 = 56.0
+#: the default reference moves from Clarabel to SCS above this estimated memory
+CLARABEL_MEMORY_LIMIT = 2e9
+#: above this p.s.d. order the reference warns that even SCS may take many minutes
+SCS_ORDER_WARNING = 400
+
+
+def semidefinite_orders(problem: cp.Problem) -> list[int]:
+    """Orders of the p.s.d. cones of ``problem`` (constraints ``>> 0`` and PSD variables)."""
+    orders = [int(c.args[0].shape[0]) for c in problem.constraints if isinstance(c, cp.constraints.PSD)]
+    return orders + [int(v.shape[0]) for v in problem.variables() if v.attributes.get("PSD")]
+
+
+def reference_solver_for(problem: cp.Problem) -> tuple[str, str | None]:
+    """The default reference solver for ``problem`` and a warning to give, if any.
+
+    Clarabel (an interior-point method, accurate to 1e-9) while its estimated memory is below
+    :data:`CLARABEL_MEMORY_LIMIT`, SCS (first-order, memory linear in the cones) above; a
+    warning with the estimate either way when the solve is likely to be long.
+    """
+    orders = semidefinite_orders(problem)
+    entries = sum(k * (k + 1) // 2 for k in orders)
+    memory = _CLARABEL_BYTES_PER_ENTRY2 * entries ** 2
+    if memory <= CLARABEL_MEMORY_LIMIT:
+        return "CLARABEL", None
+    note = (f"the reference uses SCS: Clarabel would need about {memory / 1e9:.0f} GB for p.s.d. cones of order "
+            f"{max(orders)} (pass solver='CLARABEL' to insist)")
+    if max(orders) > SCS_ORDER_WARNING:
+        note += (f"; SCS may itself take many minutes at this size: the scalable methods ('generic', or the "
+                 f"relaxation's own) solve it on the matrix")
+    return "SCS", note
+
+
 def solve_reference(
     relaxation: Relaxation,
     *,
-    solver: str = "CLARABEL",
+    solver: str | None = None,
     eps: float | None = None,
     verbose: bool = False,
     **solver_options,
 ) -> Result:
     """Solve ``relaxation.problem()`` with cvxpy and wrap it as a :class:`Result`.
 
-    ``eps`` sets SCS's ``eps_abs``/``eps_rel`` (default 1e-7) or Clarabel's ``tol_gap_abs``,
-    ``tol_gap_rel``, ``tol_feas`` (default 1e-9).
+    ``solver`` is ``"CLARABEL"``, ``"SCS"`` or None, which picks by size
+    (:func:`reference_solver_for`: Clarabel unless its estimated memory is too large, with a
+    warning that gives the estimate).  ``eps`` sets SCS's ``eps_abs``/``eps_rel`` (default 1e-7)
+    or Clarabel's ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas`` (default 1e-9).
     """
     solver = validate_parameter("solver", solver.upper() if isinstance(solver, str) else solver,
-                                [Options(*REFERENCE_SOLVERS)], "the reference")
+                                [Options(*REFERENCE_SOLVERS), None], "the reference")
     eps = validate_parameter("eps", eps, [*_TOLERANCE, None], "the reference")
     verbose = validate_parameter("verbose", verbose, ["boolean"], "the reference")
+    problem = relaxation.problem()
+    if solver is None:
+        solver, note = reference_solver_for(problem)
+        if note:
+            warnings.warn(note, UserWarning, stacklevel=3)
     for key, constraints in _SOLVER_KEYWORDS[solver].items():
         if key in solver_options:
             solver_options[key] = validate_parameter(key, solver_options[key], constraints, f"the reference ({solver})")
@@ -227,7 +294,6 @@ def solve_reference(
         eps = 1e-9 if eps is None else eps
         opts = {"tol_gap_abs": eps, "tol_gap_rel": eps, "tol_feas": eps, "max_iter": 500}
     opts.update(solver_options)
-    problem = relaxation.problem()
     start = time.perf_counter()
     problem.solve(solver=solver, verbose=verbose, **opts)
     elapsed = time.perf_counter() - start

@@ -23,7 +23,7 @@ One TOML file per instance (``problems/*.toml``)::
 
     [validate]                               # optional
     methods = []                             # [] or missing: every registered scalable method
-    reference_solver = "CLARABEL"            # or "SCS"
+    reference_solver = "CLARABEL"            # or "SCS"; by size when missing
     tol_objective = 1e-6
     tol_residual = 1e-6
     tol_solution = 1e-3                      # optional; missing: reported, not judged
@@ -304,15 +304,15 @@ def load_instance(path) -> Instance:
         _reject_unknown(doc, _TOP_KEYS | tracked.read, "", path)
 
     # validation settings
-    scalable = [m for m in relaxation.methods() if m != "reference"]
+    scalable = relaxation.scalable_methods()
     settings = _table(doc, "validate", path, required=False)
     _reject_unknown(settings, _VALIDATE_KEYS, "validate", path)
     methods = _value(settings, "methods", "validate.methods", path, list, default=[])
     for m in methods:
         if m not in scalable:
             raise _fail(path, "validate.methods", f"unknown method {m!r} for {spec}; valid methods are {scalable}")
-    reference_solver = _value(settings, "reference_solver", "validate.reference_solver", path, str, default="CLARABEL")
-    if reference_solver.upper() not in REFERENCE_SOLVERS:
+    reference_solver = _value(settings, "reference_solver", "validate.reference_solver", path, str, default=None)
+    if reference_solver is not None and reference_solver.upper() not in REFERENCE_SOLVERS:
         raise _fail(
             path, "validate.reference_solver", f"unknown solver {reference_solver!r}; valid solvers are {list(REFERENCE_SOLVERS)}"
         )
@@ -337,7 +337,7 @@ def load_instance(path) -> Instance:
         relaxation=relaxation,
         methods=list(methods) or scalable,
         validate_kwargs={
-            "reference_solver": reference_solver.upper(),
+            "reference_solver": None if reference_solver is None else reference_solver.upper(),
             "reference_options": dict(options.get("reference", {})),
             "method_options": method_options,
             **tolerances,

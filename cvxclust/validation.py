@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from numbers import Real
 
+import cvxpy as cp
 import numpy as np
 
 from ._relaxation import REFERENCE_SOLVERS, Relaxation
@@ -169,10 +170,10 @@ class ValidationReport:
 
 
 def validate(
-    relaxation: Relaxation,
+    relaxation,
     methods: list[str] | None = None,
     *,
-    reference_solver: str = "CLARABEL",
+    reference_solver: str | None = None,
     reference_options: dict | None = None,
     method_options: dict[str, dict] | None = None,
     tol_objective: float = 1e-6,
@@ -184,12 +185,16 @@ def validate(
 
     Parameters
     ----------
-    relaxation : Relaxation
-        The instance.
+    relaxation : Relaxation or cvxpy.Problem
+        The instance; a plain cvxpy problem of the class of :func:`cvxclust.solve` is validated
+        as a :class:`cvxclust.generic.CvxpyRelaxation` (method ``"generic"``).
     methods : list of str, optional
-        Scalable methods to check; all registered ones by default.
-    reference_solver : {"CLARABEL", "SCS"}
-        Solver for the cvxpy reference.
+        Scalable methods to check; by default every one that applies
+        (:meth:`~cvxclust.Relaxation.scalable_methods`: the registered solvers, and
+        ``"generic"`` when the problem is of its class).
+    reference_solver : {"CLARABEL", "SCS"} or None
+        Solver for the cvxpy reference; None picks by size
+        (:func:`cvxclust._relaxation.reference_solver_for`).
     reference_options, method_options : dict, optional
         Keyword options for the reference and, per method name, for each method.
     tol_objective, tol_residual, tol_solution : float
@@ -202,8 +207,12 @@ def validate(
         Naming the bad argument, before anything is solved (``reference_options`` are checked
         by the reference, options of a method by that method).
     """
+    if isinstance(relaxation, cp.Problem):
+        from .generic import CvxpyRelaxation
+
+        relaxation = CvxpyRelaxation(relaxation)
     if not isinstance(relaxation, Relaxation):
-        raise TypeError(f"relaxation must be a cvxclust.Relaxation, got {type(relaxation).__name__}")
+        raise TypeError(f"relaxation must be a cvxclust.Relaxation or a cvxpy.Problem, got {type(relaxation).__name__}")
     for key, value in (("tol_objective", tol_objective), ("tol_residual", tol_residual)):
         validate_parameter(key, value, _TOLERANCE, "validate")
     validate_parameter("tol_solution", tol_solution, [*_TOLERANCE, None], "validate")
@@ -212,9 +221,9 @@ def validate(
     for key, value in (method_options or {}).items():
         validate_parameter(f"method_options[{key!r}]", value, ["dict"], "validate")
     reference_solver = validate_parameter("reference_solver", reference_solver.upper() if isinstance(
-        reference_solver, str) else reference_solver, [Options(*REFERENCE_SOLVERS)], "validate")
+        reference_solver, str) else reference_solver, [Options(*REFERENCE_SOLVERS), None], "validate")
     validate_parameter("name", name, [str, None], "validate")
-    all_methods = [m for m in relaxation.methods() if m != "reference"]
+    all_methods = relaxation.scalable_methods()
     if not all_methods:
         raise ValueError(
             f"{type(relaxation).__name__} has no registered scalable solver, so there is nothing to validate "

@@ -86,7 +86,7 @@ def test_defaults(tmp_path):
     assert isinstance(inst.relaxation, FrobeniusDS) and inst.relaxation.n == 12
     assert inst.methods == [m for m in FrobeniusDS.methods() if m != "reference"]
     assert inst.validate_kwargs == {
-        "reference_solver": "CLARABEL",
+        "reference_solver": None,  # chosen by size
         "reference_options": {},
         "method_options": {},
         "tol_objective": 1e-6,

@@ -119,8 +119,12 @@ def test_simplex_projection_helper_is_right():
 # -- the prototyping story -----------------------------------------------------------------------
 
 
-def test_registered_solver_appears_in_methods():
-    assert NearestSimplexPoint.methods() == ["reference", "projected-gradient"]
+def test_registered_solver_appears_in_methods(toy):
+    assert NearestSimplexPoint.methods() == ["reference", "projected-gradient", "generic"]
+    # the generic solver takes one symmetric matrix: it does not apply to a vector problem
+    assert not toy.has_generic() and toy.scalable_methods() == ["projected-gradient"]
+    with pytest.raises(ValueError, match="'generic' does not apply.*square matrix"):
+        toy.solve("generic")
     # the decorator returns the function unchanged
     assert callable(projected_gradient) and projected_gradient.__name__ == "projected_gradient"
 
@@ -229,7 +233,7 @@ def test_registering_on_a_subclass_does_not_leak():
     before = {cls: cls.methods() for cls in others}
     left_before = Left.methods()
     Left.register_solver("dummy", dummy_solver)
-    assert Left.methods() == [*left_before, "dummy"]
+    assert Left.methods() == [*left_before[:-1], "dummy", "generic"]
     for cls, methods in before.items():
         assert cls.methods() == methods, cls
         assert "dummy" not in cls.methods()

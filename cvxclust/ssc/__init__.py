@@ -10,8 +10,9 @@ from ._admm import admm
 from ._estimator import SemidefiniteSpectralClustering
 from ._lagrange_dual import ld_ssc1, ld_ssc2
 from ._normalize import NORMALIZATIONS, normalize
+from ._peng_wei import PengWei
 from ._relaxations import FrobeniusDS, FrobeniusPSD
 from ._successive_projections import successive_projections
 
-__all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "ld_ssc1", "ld_ssc2", "NORMALIZATIONS", "SemidefiniteSpectralClustering",
+__all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "ld_ssc1", "ld_ssc2", "NORMALIZATIONS", "PengWei", "SemidefiniteSpectralClustering",
            "normalize", "successive_projections"]

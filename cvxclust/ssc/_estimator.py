@@ -13,12 +13,9 @@ from ..kernels import affinity, median_distance
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, validate_parameter, validate_parameters
 from ..rounding import round_labels
-from ._normalize import NORMALIZATIONS, normalize
-from ._relaxations import FrobeniusDS, FrobeniusPSD
+from ._normalize import NORMALIZATIONS, RELAXATIONS, normalize
 
 __all__ = ["SemidefiniteSpectralClustering"]
-
-_RELAXATIONS = {"frobenius": FrobeniusDS, "frobenius-psd": FrobeniusPSD}
 
 
 class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
@@ -50,10 +47,12 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         Degree of the polynomial affinity.
     n_neighbors : int, default=10
         Neighbours of the kNN affinity, at most n_samples - 1.
-    normalization : {"frobenius-psd", "frobenius", "normalized-cut", "ratio-cut", "none"}
-        See :func:`cvxclust.ssc.normalize`.
+    normalization : {"frobenius-psd", "frobenius", "peng-wei", "normalized-cut", "ratio-cut", "none"}
+        See :func:`cvxclust.ssc.normalize`.  ``"peng-wei"`` is the Peng-Wei SDP relaxation of
+        kernel k-means with k = ``n_clusters`` (:class:`cvxclust.ssc.PengWei`), solved by the
+        generic solver :func:`cvxclust.solve`.
     method : str, default="auto"
-        Solver of the Frobenius normalizations: ``"auto"`` or a method of :class:`FrobeniusPSD`
+        Solver of the relaxations: ``"auto"`` or a method of :class:`FrobeniusPSD`, :class:`PengWei`
         (``"frobenius-psd"``) or :class:`FrobeniusDS` (``"frobenius"``).  Ignored by the
         closed-form normalizations.
     solver_options : dict, default=None
@@ -76,12 +75,14 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
     normalized_affinity_ : ndarray of shape (n_samples, n_samples) or None
         The normalized affinity; None when ``n_clusters=1``.
     result_ : Result or None
-        The solver's result for the Frobenius normalizations (objective, dual bound, history);
+        The solver's result for the normalizations solved as relaxations (objective, dual bound,
+        history);
         None for the closed forms and for ``n_clusters=1``.
     n_iter_ : int
         Iterations of the solver (0 where there was no solve).
     objective_ : float or None
-        ``1/2 ||K_hat - K||_F^2`` of the Frobenius normalizations, None otherwise.
+        The relaxation's objective (``1/2 ||K_hat - K||_F^2`` for the Frobenius normalizations,
+        ``<K, K_hat>`` for Peng-Wei), None for the closed forms.
     n_features_in_ : int
         Number of features seen in fit.
 
@@ -135,7 +136,7 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
     def _checked_params(self) -> dict:
         name = type(self).__name__
         params = validate_parameters(self._parameter_constraints, self.get_params(deep=False), name)
-        relaxation = _RELAXATIONS.get(params["normalization"])
+        relaxation = RELAXATIONS.get(params["normalization"])
         if relaxation is not None:
             # the registry can grow: the valid methods are those registered now
             validate_parameter("method", params["method"], [Options("auto", *relaxation.methods())], name)
@@ -184,8 +185,10 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
                 self.labels_ = np.zeros(n, dtype=int)
             else:
                 options = dict(params["solver_options"] or {})
-                if params["normalization"] in _RELAXATIONS:
+                if params["normalization"] in RELAXATIONS:
                     options["solver"] = params["method"]
+                if params["normalization"] == "peng-wei":
+                    options["n_clusters"] = n_clusters
                 self.normalized_affinity_, self.result_ = normalize(
                     self.affinity_matrix_, params["normalization"], return_result=True, **options)
                 self.labels_ = round_labels(self.normalized_affinity_, n_clusters, method=params["assign_labels"],

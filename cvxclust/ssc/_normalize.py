@@ -13,12 +13,15 @@ measure [Zass & Shashua 2006]:
 ``"frobenius"`` (FSC)  the QP (6): nearest doubly stochastic matrix in Frobenius norm
 ``"frobenius-psd"``    the SDP (7): nearest doubly stochastic **p.s.d.** matrix in Frobenius norm
 (SSC)                  (semidefinite spectral clustering)
+``"peng-wei"``         the doubly stochastic p.s.d. matrix of trace k maximising ``<K, X>``: the
+                       Peng-Wei SDP relaxation of kernel k-means (:class:`PengWei`)
 =====================  ==========================================================================
 
 References: R. Zass, A. Shashua, "Doubly Stochastic Normalization for Spectral Clustering",
 Advances in Neural Information Processing Systems (NIPS), 2006; Y. Yan, C. Shen, H. Wang,
 "Efficient Semidefinite Spectral Clustering via Lagrange Duality", IEEE Transactions on Image
-Processing, 2014.
+Processing, 2014; J. Peng, Y. Wei, "Approximating K-means-type Clustering via Semidefinite
+Programming", SIAM Journal on Optimization, 2007.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..parameters import Interval, Options, validate_parameter, validate_parameters
+from ._peng_wei import PengWei
 from ._relaxations import FrobeniusDS, FrobeniusPSD, check_matrix
 
 __all__ = ["normalize", "NORMALIZATIONS"]
 
-NORMALIZATIONS = ("none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd")
-_RELAXATIONS = {"frobenius": FrobeniusDS, "frobenius-psd": FrobeniusPSD}
+NORMALIZATIONS = ("none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd", "peng-wei")
+#: the normalizations solved as relaxations (the others are closed forms)
+RELAXATIONS = {"frobenius": FrobeniusDS, "frobenius-psd": FrobeniusPSD, "peng-wei": PengWei}
 #: the options of the iterated normalized cut
 _NORMALIZED_CUT = {
     "iterate": ["boolean"],
@@ -52,14 +57,15 @@ def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, 
     K : (n, n) array_like
         Symmetric finite affinity matrix, n >= 2 (nonnegative for ``"normalized-cut"``); it is
         never modified.
-    method : {"none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd"}
+    method : {"none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd", "peng-wei"}
         See the module docstring.
     return_result : bool
         Also return the solver's :class:`~cvxclust.Result` (None for the closed forms).
     **options
         ``"normalized-cut"``: ``iterate=False``, ``max_iter=1000``, ``tol=1e-10``.
-        ``"frobenius"``/``"frobenius-psd"``: ``solver="auto"`` (any method of
-        :class:`FrobeniusDS`/:class:`FrobeniusPSD`) and that solver's options.
+        ``"frobenius"``/``"frobenius-psd"``/``"peng-wei"``: ``solver="auto"`` (any method of
+        :class:`FrobeniusDS`/:class:`FrobeniusPSD`/:class:`PengWei`) and that solver's options;
+        ``"peng-wei"`` also takes ``n_clusters`` (required).
 
     Returns
     -------
@@ -80,7 +86,13 @@ def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, 
         K_hat = _normalized_cut(K, **validate_parameters(_NORMALIZED_CUT, options, "normalize"))
     else:
         solver = options.pop("solver", "auto")
-        result = _RELAXATIONS[method](K).solve(solver, **options)
+        if method == "peng-wei":
+            if "n_clusters" not in options:
+                raise TypeError("method='peng-wei' needs the number of clusters: pass n_clusters")
+            relaxation = PengWei(K, options.pop("n_clusters"))
+        else:
+            relaxation = RELAXATIONS[method](K)
+        result = relaxation.solve(solver, **options)
         K_hat = result.X
     return (K_hat, result) if return_result else K_hat
 

@@ -1,0 +1,17 @@
+"""Prototype at scale: a certified solver for relaxations written in plain cvxpy.
+
+:func:`solve` takes a ``cvxpy.Problem`` over one symmetric matrix (p.s.d. cone, entrywise
+bounds, affine equalities and inequalities, a linear or squared-Frobenius objective) and solves
+it on the matrix itself, with a certified bound; after ``import cvxclust`` the same is
+``problem.solve(method="cvxclust")``.  Every :class:`~cvxclust.Relaxation` whose problem is of
+this class also has it as its method ``"generic"``.
+"""
+
+from .entry import CvxpyRelaxation, solve
+from .solver import GenericSolver
+from .spectral_set import SpectralSet
+from .standard_form import StandardForm, linear_map, standard_form
+from .structure import Structure, structure
+
+__all__ = ["CvxpyRelaxation", "GenericSolver", "SpectralSet", "StandardForm", "Structure", "linear_map", "solve",
+           "standard_form", "structure"]

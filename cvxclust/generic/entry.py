@@ -1,0 +1,131 @@
+"""The entry points of the generic solver: :func:`solve`, :class:`CvxpyRelaxation` (a plain cvxpy
+problem as a :class:`~cvxclust.Relaxation`), and ``problem.solve(method="cvxclust")``."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from .._relaxation import Relaxation
+from ..result import Result
+from .solver import GenericSolver
+from .standard_form import standard_form
+
+__all__ = ["CvxpyRelaxation", "solve"]
+
+
+class CvxpyRelaxation(Relaxation):
+    """A cvxpy problem over one symmetric matrix (the class of :func:`cvxclust.solve`) as a
+    relaxation: its objective and residuals are those of the problem, ``"generic"`` solves it at
+    scale and ``"reference"`` with cvxpy, so :func:`cvxclust.validate` compares the two.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        The problem; read once (a ValueError names any part outside the class).
+    name : str, optional
+        A name for reports.
+    """
+
+    default_method = "generic"
+
+    def __init__(self, problem, name: str = "cvxpy problem"):
+        self.standard_form = standard_form(problem)
+        self._problem = problem
+        self.name = name
+        self.sense = self.standard_form.sense
+        self.primary_name = self.standard_form.variable.name()
+
+    def problem(self) -> cp.Problem:
+        return self._problem
+
+    def _check(self, X) -> np.ndarray:
+        n = self.standard_form.n
+        X = np.asarray(X, dtype=float)
+        if X.shape != (n, n):
+            raise ValueError(f"X must be of shape ({n}, {n}), got {X.shape}")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinite entries")
+        return X
+
+    def objective(self, X) -> float:
+        """The problem's objective at X (its own sense and scale)."""
+        return self.standard_form.objective(self._check(X))
+
+    def residuals(self, X) -> dict[str, float]:
+        """Relative violations (:meth:`cvxclust.generic.StandardForm.residuals`)."""
+        return self.standard_form.residuals(self._check(X))
+
+    def objective_scale(self) -> float:
+        """The objective at the centre ``a 11^T + b I`` of the feasible set, 0 if there is none."""
+        from .structure import structure
+
+        centre = structure(self.standard_form, partial=False).centre
+        return 0.0 if centre is None else abs(self.standard_form.objective(centre))
+
+
+CvxpyRelaxation.register_solver("generic", GenericSolver)
+
+
+def solve(problem, **options) -> Result:
+    r"""Solve a cvxpy problem over one symmetric matrix at scale, with a certified gap.
+
+    The class (:mod:`cvxclust.generic.standard_form`): one symmetric ``n x n`` variable X;
+    minimize or maximize a linear objective plus weighted squared Frobenius norms
+    ``w ||a X + E||_F^2`` (convex in the problem's sense); subject to ``X >> 0``, entrywise
+    bounds on X or its slices, and any affine equalities and inequalities of X.  Anything else
+    raises a ValueError naming the part outside the class.
+
+    The solver (:class:`cvxclust.generic.GenericSolver`) is ADMM on the matrix: p.s.d. cone,
+    common row sums and trace by one (partial) eigendecomposition per iteration, the box and the
+    remaining rows by projections and one solve with the rows' Gram matrix.  Every check
+    computes a bound on the optimal value valid for the current multipliers, and the returned
+    point is exactly feasible where a feasible centre ``a 11^T + b I`` exists to restore it.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        The problem; it is not solved by cvxpy, and its variable's value is not set (use
+        ``problem.solve(method="cvxclust")`` for that).
+    **options
+        Options of :class:`~cvxclust.generic.GenericSolver`: ``tol`` (certified relative gap,
+        default 1e-6), ``residual_tol`` (1e-6), ``max_iter``, ``time_limit``, ``check_every``,
+        ``verbose``, ``rho``, ``alpha``, ``mu``, ``adapt_every``, ``partial_eig``, ``warm_start``
+        (a previous Result).
+
+    Returns
+    -------
+    Result
+        ``X`` the matrix; ``objective`` in the problem's own sense and scale; ``dual_bound`` a
+        certified bound on the optimal value; ``status == "optimal"`` only when the relative gap
+        is below ``tol`` and every residual below ``residual_tol``.
+
+    Examples
+    --------
+    >>> import cvxpy as cp, numpy as np, cvxclust
+    >>> K = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 2.0]])
+    >>> X = cp.Variable((3, 3), symmetric=True)
+    >>> problem = cp.Problem(cp.Maximize(cp.trace(K @ X)),
+    ...                      [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == 2])
+    >>> result = cvxclust.solve(problem)
+    >>> result.status, round(result.objective, 4)
+    ('optimal', 5.0)
+    """
+    return CvxpyRelaxation(problem).solve("generic", **options)
+
+
+def _solve_in_place(problem, **options):
+    """``problem.solve(method="cvxclust", **options)``: fills the variable's value and the
+    problem's value and status as cvxpy's own solvers do; returns the optimal value."""
+    result = solve(problem, **options)
+    variable = problem.variables()[0]
+    variable.save_value(result.X)
+    status = {"optimal": cp.OPTIMAL, "converged": cp.OPTIMAL_INACCURATE}.get(result.status, cp.USER_LIMIT)
+    problem._status = status
+    problem._value = result.objective
+    problem._solver_stats = None
+    problem.cvxclust_result = result
+    return result.objective
+
+
+cp.Problem.register_solve("cvxclust", _solve_in_place)

@@ -1,0 +1,391 @@
+r"""The generic certified solver: ADMM on the matrix for every problem of the standard form.
+
+For ``min f(X) = c ||X||^2 + <C, X>`` over ``S`` (the set of
+:mod:`cvxclust.generic.spectral_set`: p.s.d., common row sums and the trace, enforced by one
+eigendecomposition), the box ``B = {L <= X <= U}`` and the rows ``lo <= A(X) <= hi`` left over:
+
+* **two blocks** when no row is left (the SSC relaxation (7), the Peng-Wei SDP): with scaled
+  multiplier ``U`` of ``Z = W`` and penalty rho,
+
+  .. math::
+
+      Z &= \Pi_S\big((\rho (W - U) - C) / (2c + \rho)\big), \qquad
+      \hat Z = \alpha Z + (1 - \alpha) W, \\
+      W &= \Pi_B(\hat Z + U), \qquad U \mathrel{+}= \hat Z - W;
+
+* **consensus** otherwise: X carries f and the rows (equalities exactly, ranges through a slack
+  ``s = A_in(X)``), and copies ``Z in S``, ``W in B``, ``t in [lo, hi]`` are projected
+  separately; X's step is one solve with the rows' Gram matrix ``A A^*`` (order m, factored
+  once per penalty), never an ``n^2 x n^2`` operator.
+
+Both use over-relaxation (``alpha``) and residual balancing of the penalty (Boyd et al. 2011).
+
+**The certified bound.**  Dualising the box with ``Lambda`` and the rows with ``y`` and keeping
+S gives, for *every* multiplier (clipped to the signs the finite bounds allow),
+
+.. math::
+
+    f^\star \ \ge\ \min_{X \in S}\big(f(X) - \langle\Lambda + A^*y, X\rangle\big)
+              + \min_{L \le W \le U}\langle\Lambda, W\rangle
+              + \min_{lo \le w \le hi}\langle y, w\rangle,
+
+whose first term is a projection onto S (``c > 0``) or an extreme eigenvalue (``c = 0``, when S
+bounds the trace; otherwise it is finite only where ``C - Lambda - A^* y`` is p.s.d. and the
+solver says that no bound is available).  The ADMM multipliers (``Lambda = -rho U``) are used.
+
+**The returned point.**  The iterate in S; in the two-block case it is mixed with the strictly
+feasible centre ``a 11^T + b I`` as far as the box needs (:mod:`cvxclust.generic.structure`), so
+it is exactly feasible where such a centre exists, and the certified gap is that of a feasible
+point.  Elsewhere the residuals are reported as they are.
+
+References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
+Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
+in Machine Learning, 2011; Z. Wen, D. Goldfarb, W. Yin, "Alternating direction augmented
+Lagrangian methods for semidefinite programming", Mathematical Programming Computation, 2010.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from types import SimpleNamespace
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..acceleration import AndersonAccelerator
+from ..parameters import Interval
+from ..result import Result, relative_gap
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from .standard_form import StandardForm, standard_form
+from .structure import structure
+
+__all__ = ["GenericSolver"]
+
+_TINY = 1e-300
+
+
+class GenericSolver(IterativeSolver):
+    """Solve a problem of the standard form by ADMM with a certified bound; see the module docstring.
+
+    Parameters
+    ----------
+    relaxation : Relaxation
+        The problem: its :meth:`~cvxclust.Relaxation.problem` is read into the standard form
+        (:func:`cvxclust.generic.standard_form`), its objective and residuals judge the result.
+    tol, residual_tol, max_iter, time_limit, check_every, verbose
+        As for every solver (:class:`cvxclust.solvers.IterativeSolver`).
+    rho : float or None
+        Initial penalty; None scales it to the problem (``2c``, or ``||C|| / ||centre||``).
+    alpha : float in (0, 2)
+        Over-relaxation.
+    mu, adapt_every : float, int
+        Residual-balancing ratio and period of the penalty.
+    partial_eig : bool
+        Compute only the needed side of the spectrum when it is small.
+    warm_start : Result or None
+        A previous result of this solver (or any Result whose X has the right shape): its point,
+        and its multipliers and penalty where they fit the problem, start the iteration (a
+        problem re-solved after changing one constraint).
+
+    Returns
+    -------
+    Result
+        ``extras``: ``rho``, ``box_multiplier`` (``Lambda``), ``row_multipliers`` (``y``, for the
+        rows left after the structure is read), ``structure`` (what the eigendecomposition
+        enforces exactly), ``eigendecompositions``.
+    """
+
+    method = "generic"
+    parameters = IterativeSolver.parameters | {
+        "max_iter": Param(20000, [Interval(Integral, 1, None, closed="left")]),
+        "rho": Param(None, [None, *POSITIVE]),
+        "alpha": Param(1.6, [Interval(Real, 0, 2, closed="neither")]),
+        "mu": Param(10.0, [Interval(Real, 1, None, closed="left")]),
+        "adapt_every": Param(100, [Interval(Integral, 1, None, closed="left")]),
+        "partial_eig": Param(True, ["boolean"]),
+        "anderson": Param(5, [Interval(Integral, 0, None, closed="left")]),
+        "safeguard": Param(2.0, POSITIVE),
+        "warm_start": Param(None, [None, Result]),
+    }
+
+    def size(self) -> int:
+        form = self._form()
+        return form.n
+
+    def _form(self) -> StandardForm:
+        if getattr(self, "_standard_form", None) is None:
+            form = getattr(self.relaxation, "standard_form", None)
+            form = form if isinstance(form, StandardForm) else getattr(self.relaxation, "_generic_form", None)
+            self._standard_form = form if isinstance(form, StandardForm) else standard_form(self.relaxation.problem())
+        return self._standard_form
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def init_state(self):
+        form = self._form()
+        split = structure(form, partial=self.partial_eig)
+        n = form.n
+        state = SimpleNamespace(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]),
+                                gap=np.inf, worst=np.inf, checked=False)
+        finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
+        state.boxed = bool(finite_L.any() or finite_U.any())
+        state.L0, state.U0 = np.where(finite_L, form.L, 0.0), np.where(finite_U, form.U, 0.0)
+        state.finite_L, state.finite_U = finite_L, finite_U
+        start = split.centre if split.centre is not None else np.zeros((n, n))
+        state.scale = max(np.linalg.norm(start), 1.0)
+        rho = self.rho
+        if rho is None:
+            rho = 2.0 * form.c if form.c > 0 else max(np.linalg.norm(form.C), _TINY) / state.scale
+        box_multiplier = None
+        warm = self.warm_start
+        if warm is not None:
+            X = np.asarray(warm.X, dtype=float)
+            if X.shape != (n, n):
+                raise ValueError(f"warm_start has X of shape {X.shape}; this problem's X is {(n, n)}")
+            start = (X + X.T) / 2
+            rho = float(warm.extras.get("rho", rho)) if self.rho is None else rho
+            box = warm.extras.get("box_multiplier")
+            if box is not None and np.shape(box) == (n, n):
+                box_multiplier = np.asarray(box, dtype=float)
+            rows = warm.extras.get("row_multipliers")
+            if rows is not None and np.shape(rows) == state.lam.shape:
+                state.lam = -np.asarray(rows, dtype=float)
+        state.rho = state.rho0 = rho
+        state.r_primal = np.nan
+        state.two_block = split.A.shape[0] == 0
+        state.copies = ["B"] if state.two_block else self._copies(state)
+        state.m_in = split.A.shape[0] - split.n_eq
+        # the fixed-point variable: for each copy, its point plus its scaled multiplier (the
+        # pre-projection point of the copy's step), then the same for the slack of the range rows
+        blocks = []
+        for name in state.copies:
+            block = start.copy() if name == "S" else self._project_box(state, start)
+            if name == "B" and box_multiplier is not None:
+                block -= box_multiplier / rho
+            blocks.append(block.ravel())
+        if state.m_in:
+            blocks.append(np.clip(split.A[split.n_eq:] @ start.ravel(), split.lo[split.n_eq:], split.hi[split.n_eq:]))
+        state.S = np.concatenate(blocks)
+        state.image = None
+        state.accelerator = AndersonAccelerator(self.anderson, self.safeguard, state.S.size)
+        if not state.two_block:
+            state.gram = (split.A @ split.A.T).tocsc()
+            state.factor_key = None
+        state.Z = None
+        return state
+
+    def _copies(self, state):
+        copies = []
+        if not state.spectral.trivial or (state.form.c == 0 and not state.boxed):
+            copies.append("S")
+        if state.boxed:
+            copies.append("B")
+        return copies
+
+    def _project_box(self, state, M):
+        return np.clip(M, state.form.L, state.form.U) if state.boxed else M
+
+    def _unpack(self, state):
+        """The copies (projections of their pre-projection points) and their scaled multipliers."""
+        n2, S = state.form.n ** 2, state.S
+        n = state.form.n
+        values, multipliers = {}, {}
+        for k, name in enumerate(state.copies):
+            point = S[k * n2:(k + 1) * n2].reshape(n, n)
+            value = state.spectral.project(point) if name == "S" else self._project_box(state, point)
+            values[name], multipliers[name] = value, point - value
+        slack = S[len(state.copies) * n2:]
+        split = state.split
+        t = np.clip(slack, split.lo[split.n_eq:], split.hi[split.n_eq:])
+        return values, multipliers, t, slack - t
+
+    # -- iterations -----------------------------------------------------------------------------
+    def _advance(self, state, iteration):
+        """Move past the previous iteration: rebalance rho after a check of a balancing period,
+        else take the (accelerated) fixed-point step."""
+        if state.checked and iteration % self.adapt_every == 0:
+            # balance the two stopping figures, each against its tolerance
+            primal, gap = state.worst / self.residual_tol, state.gap / self.tol
+            factor = 2.0 if primal > gap else 0.5
+            within = 1e-3 <= state.rho * factor / state.rho0 <= 1e3  # a runaway penalty helps neither
+            if within and np.isfinite(gap) and max(primal, gap) > self.mu * max(min(primal, gap), _TINY):
+                state.rho *= factor
+                values, multipliers, t, u_t = self._unpack_image(state)
+                blocks = [(values[name] + multipliers[name] / factor).ravel() for name in state.copies]
+                if state.m_in:
+                    blocks.append(t + u_t / factor)
+                state.S = np.concatenate(blocks)
+                state.accelerator.reset()
+                return
+        state.S = state.accelerator.step(state.S, state.image)
+
+    def _unpack_image(self, state):
+        S, state.S = state.S, state.image
+        try:
+            return self._unpack(state)
+        finally:
+            state.S = S
+
+    def step(self, state, iteration):
+        if state.image is not None:
+            self._advance(state, iteration)
+        state.checked = False
+        values, multipliers, t, u_t = self._unpack(state)
+        form, rho, alpha = state.form, state.rho, self.alpha
+        if state.two_block:
+            W, U = values["B"], multipliers["B"]
+            V = W - U
+            V *= rho
+            V -= form.C
+            V /= 2.0 * form.c + rho
+            X = state.spectral.project(V)
+            state.Z, state.U_box = X, U
+            state.r_primal = np.linalg.norm(X - W) / max(np.linalg.norm(X), state.scale * 1e-12, _TINY)
+        else:
+            X, s = self._x_step(state, values, multipliers, t, u_t)
+            state.Z = values.get("S", X)
+            state.X, state.U_box = X, multipliers.get("B")
+            primal = sum(np.linalg.norm(X - values[name]) ** 2 for name in state.copies)
+            primal += np.linalg.norm(s - t) ** 2
+            state.r_primal = np.sqrt(primal) / max(np.linalg.norm(X), state.scale * 1e-12, _TINY)
+        blocks = [(alpha * X + (1.0 - alpha) * values[name] + multipliers[name]).ravel() for name in state.copies]
+        if state.m_in:
+            blocks.append(alpha * s + (1.0 - alpha) * t + u_t)
+        state.image = np.concatenate(blocks)
+        state.fixed_point_residual = float(np.linalg.norm(state.image - state.S))
+        return {"primal_residual": state.r_primal, "fixed_point_residual": state.fixed_point_residual,
+                "rho": state.rho}
+
+    def _solve_rows(self, state, r, h):
+        """``lambda`` of the X-step: ``(A A^*/h + diag(0, 1/rho)) lambda = r``."""
+        split, rho = state.split, state.rho
+        m, n_eq = split.A.shape[0], split.n_eq
+        if state.factor_key != (rho, h):
+            K = state.gram / h
+            if m > n_eq:
+                K = K + sp.diags(np.r_[np.zeros(n_eq), np.full(m - n_eq, 1.0 / rho)])
+            ridge = 1e-13 * max(float(K.diagonal().max()), _TINY)  # redundant equalities
+            K = K + ridge * sp.identity(m)
+            if m <= 3000:
+                factor = sla.cho_factor(K.toarray())
+                state.solve = lambda b: sla.cho_solve(factor, b)
+            else:
+                state.solve = spla.splu(sp.csc_matrix(K)).solve
+            state.factor_key = (rho, h)
+        return state.solve(r)
+
+    def _x_step(self, state, values, multipliers, t, u_t):
+        """X (and the slack s) minimising f plus the copies' penalties subject to the rows."""
+        form, split, rho = state.form, state.split, state.rho
+        A, n_eq, n = split.A, split.n_eq, form.n
+        h = 2.0 * form.c + rho * len(state.copies)
+        V = -form.C.copy()
+        for name in state.copies:
+            V += rho * (values[name] - multipliers[name])
+        V /= h
+        v = t - u_t
+        r = A @ V.ravel()
+        r[:n_eq] -= split.lo[:n_eq]
+        r[n_eq:] -= v
+        lam = self._solve_rows(state, r, h)
+        state.lam = lam
+        X = V - (A.T @ lam).reshape(n, n) / h
+        return X, v + lam[n_eq:] / rho
+
+    # -- certification --------------------------------------------------------------------------
+    def _box_multiplier(self, state):
+        U = getattr(state, "U_box", None)
+        return None if U is None or not state.boxed else -state.rho * U
+
+    def dual_bound(self, state) -> float:
+        """The certified bound of the module docstring at the current multipliers, in the
+        problem's sense and scale."""
+        Lam = self._box_multiplier(state)
+        return self._bound_at(state, Lam)
+
+    def _bound_at(self, state, Lam) -> float:
+        form, split = state.form, state.split
+        value = form.constant
+        M = np.zeros((form.n, form.n))
+        if Lam is not None:
+            Lam = np.where(((Lam > 0) & ~state.finite_L) | ((Lam < 0) & ~state.finite_U), 0.0, Lam)
+            value += float(np.vdot(np.maximum(Lam, 0.0), state.L0) + np.vdot(np.minimum(Lam, 0.0), state.U0))
+            M += Lam
+        if split.A.shape[0]:
+            y = -state.lam
+            lo, hi = split.lo, split.hi
+            y = np.where(((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)), 0.0, y)
+            value += float(np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0), 0.0).sum()
+                           + np.where(y < 0, y * np.where(np.isfinite(hi), hi, 0.0), 0.0).sum())
+            M += (split.A.T @ y).reshape(form.n, form.n)
+        G = form.C - M
+        if form.c > 0:
+            X = state.spectral.project(-G / (2.0 * form.c))
+            value += form.c * float(np.vdot(X, X)) + float(np.vdot(G, X))
+        else:
+            value += state.spectral.min_linear(G)
+        return value if form.sense == "minimize" else -value
+
+    def _restore(self, state, Z):
+        """``(1 - theta) Z + theta centre`` for the smallest theta that satisfies the box, or None."""
+        centre, form = state.split.centre, state.form
+        if not state.boxed:
+            return Z
+        if centre is None:
+            return None
+        low, high = Z < form.L, Z > form.U
+        if not (low.any() or high.any()):
+            return Z
+        with np.errstate(divide="ignore", invalid="ignore"):
+            need = np.zeros_like(Z)
+            need[low] = (form.L[low] - Z[low]) / (centre[low] - Z[low])
+            need[high] = (Z[high] - form.U[high]) / (Z[high] - centre[high])
+        # a violated entry where the centre is not strictly inside cannot be repaired by mixing
+        if np.any(low & (centre <= form.L)) or np.any(high & (centre >= form.U)):
+            return None
+        theta = float(need.max())
+        if not 0 <= theta <= 1:
+            return None
+        X = (1.0 - theta) * Z + theta * centre
+        return np.clip(X, form.L, form.U)  # rounding only: theta makes every entry feasible
+
+    def _own_residuals(self, state, X, in_s: bool):
+        residuals = state.form.residuals(X, spectrum=not in_s)
+        if in_s and state.form.psd:
+            residuals["psd"] = 0.0  # X = Pi_S(.) is p.s.d. by construction
+        return residuals
+
+    def certify(self, state, bound, final=False):
+        form = state.form
+        if state.Z is None:  # no iteration ran: the start point
+            values, multipliers, _, _ = self._unpack(state)
+            state.Z = state.spectral.project(next(iter(values.values())))
+            state.U_box = multipliers.get("B")
+        fresh = self.dual_bound(state)
+        best = self._better(fresh, bound)
+        Z = state.Z
+        certificate = Certificate(Z, fresh, form.objective(Z), self._own_residuals(state, Z, in_s=True))
+        # the iterate's own violation and its distance to the copies steer the penalty (a
+        # restored point has no violation)
+        state.worst = max(max(certificate.residuals.values(), default=0.0), state.r_primal)
+        if state.two_block:
+            X = self._restore(state, Z)
+            if X is not None:
+                restored = form.objective(X)
+                certificate.figures["restored_objective"] = restored
+                raw_worst = max(certificate.residuals.values(), default=0.0)
+                if relative_gap(restored, best, self.gap_floor) <= self.tol or raw_worst > self.residual_tol:
+                    certificate = Certificate(X, fresh, restored, self._own_residuals(state, X, in_s=True),
+                                              certificate.figures)
+        # the two stopping figures, for the penalty's balancing
+        state.checked = True
+        state.gap = relative_gap(certificate.objective, best, self.gap_floor) if np.isfinite(best) else np.inf
+        if getattr(self.relaxation, "standard_form", None) is None:
+            certificate.objective = None  # a relaxation other than the plain problem judges with its own
+        return certificate
+
+    def extras(self, state):
+        Lam = self._box_multiplier(state)
+        return {"rho": state.rho, "box_multiplier": Lam, "row_multipliers": -state.lam,
+                "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions}

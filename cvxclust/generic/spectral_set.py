@@ -1,0 +1,183 @@
+r"""The set the generic solver projects onto by one eigendecomposition.
+
+.. math::
+
+    S = \{X = X^T:\ X \succeq 0\ (\text{if } \texttt{psd}),\ X\mathbf 1 = \beta\mathbf 1\ (\text{if }
+    \beta \text{ given}),\ \operatorname{tr} X = t\ \text{or}\ \operatorname{tr} X \le \tau\}.
+
+With ``e = 1/sqrt(n)`` and ``J = I - e e^T``, ``X 1 = beta 1`` means ``X = beta e e^T + J Y J``,
+so the projection onto S is ``beta e e^T`` plus the projection of ``J M J`` (restricted to
+``e^perp``) onto ``{Y >> 0, tr Y = t - beta}`` (or ``<= tau - beta``): its eigenvalues are shifted
+by one threshold and clipped at zero, the eigenvectors kept (the projection onto the capped
+simplex of the spectrum).  Without ``psd`` the set is affine and the projection a rank-two
+correction.  The same decomposition gives ``min_{X in S} <G, X>`` in closed form, which the
+certified bounds need.
+
+The positive side of the spectrum is often small (the solution of a clustering relaxation has a
+rank near the number of clusters): when the last projection kept few eigenvalues only the top
+ones are computed (LAPACK ``syevr`` by index), with a fallback to the full decomposition when
+they do not reach the threshold, so the projection is always exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..linalg import PSDProjector, eigh_subset
+
+__all__ = ["SpectralSet"]
+
+
+class SpectralSet:
+    """``S`` of the module docstring.
+
+    Parameters
+    ----------
+    n : int
+        Order of X.
+    psd : bool
+        Whether ``X >> 0``.
+    beta : float or None
+        Common row sum, if fixed.
+    trace : float or None
+        Fixed trace.
+    trace_max : float or None
+        Upper bound on the trace (ignored when ``trace`` is given).
+    partial : bool
+        Compute only the needed side of the spectrum when it is small.
+    """
+
+    #: below this order a full eigendecomposition is as fast as a partial one
+    min_partial_size = 300
+
+    def __init__(self, n: int, *, psd: bool, beta=None, trace=None, trace_max=None, partial: bool = True):
+        self.n, self.psd, self.beta = n, psd, beta
+        self.trace = trace
+        self.trace_max = None if trace is not None else trace_max
+        self.partial = partial and n >= self.min_partial_size
+        self._kept: int | None = None
+        self._projector = PSDProjector(n, partial=partial) if psd else None
+        self.eigendecompositions = 0
+
+    @property
+    def trivial(self) -> bool:
+        """Whether S is the whole space of symmetric matrices."""
+        return not self.psd and self.beta is None and self.trace is None and self.trace_max is None
+
+    def _split(self, M: np.ndarray):
+        """``(base, JMJ)``: the fixed part ``beta e e^T`` and the part left free by the row sums."""
+        if self.beta is None:
+            return None, M
+        n = self.n
+        r = M.mean(axis=1)  # M e / sqrt(n)
+        mean = r.mean()
+        MJ = M - r[:, None] - r[None, :] + mean
+        return self.beta / n, MJ
+
+    def _rest(self, value):
+        return None if value is None else value - (0.0 if self.beta is None else self.beta)
+
+    def project(self, M: np.ndarray) -> np.ndarray:
+        """The Frobenius projection of the symmetric ``M`` onto S."""
+        base, MJ = self._split(M)
+        trace, trace_max = self._rest(self.trace), self._rest(self.trace_max)
+        if not self.psd:
+            P = MJ.copy()
+            free = self.n - (self.beta is not None)  # dimension of the trace direction's span
+            target = trace if trace is not None else (
+                min(np.trace(P), trace_max) if trace_max is not None else None)
+            if target is not None:
+                direction = np.eye(self.n) if self.beta is None else np.eye(self.n) - 1.0 / self.n
+                P += (target - np.trace(P)) / free * direction
+        elif trace is None and trace_max is None:
+            self.eigendecompositions += 1
+            P = self._projector(MJ)
+        else:
+            P = self._project_capped(MJ, trace, trace_max)
+        return P if base is None else P + base
+
+    def _deflated(self, MJ: np.ndarray, sign: float) -> np.ndarray:
+        """``JMJ`` with ``e`` moved to the far end of the spectrum (``sign=-1``: bottom), beyond
+        every eigenvalue (Gershgorin) and every threshold of the capped projection."""
+        if self.beta is None:
+            return MJ
+        shift = np.abs(MJ).sum(axis=1).max() + abs(self._rest(self.trace) or 0.0) + 1.0
+        return MJ + (sign * shift / self.n)
+
+    def _project_capped(self, MJ, trace, trace_max):
+        """Eigenvalues shifted by theta and clipped: ``sum max(w - theta, 0) = trace`` (or theta = 0
+        when the clipped trace is below ``trace_max``)."""
+        A = self._deflated(MJ, -1.0)
+        n = self.n
+        self.eigendecompositions += 1
+        if self.partial and self._kept is not None and self._kept + max(8, self._kept // 4) < n // 4:
+            m = self._kept + max(8, self._kept // 4)
+            w, V = eigh_subset(A, (n - m, n - 1))
+            theta = _threshold(w, trace, trace_max)
+            if theta is not None and w[0] <= theta:
+                return self._assemble(w, V, theta)
+        w, V = np.linalg.eigh(A)
+        return self._assemble(w, V, _threshold(w, trace, trace_max, complete=True))
+
+    def _assemble(self, w, V, theta):
+        keep = w > theta
+        self._kept = int(keep.sum())
+        Vk = V[:, keep] * np.sqrt(w[keep] - theta)
+        return Vk @ Vk.T
+
+    def min_linear(self, G: np.ndarray) -> float:
+        """``min_{X in S} <G, X>`` for a symmetric G (``-inf`` where S is unbounded along -G)."""
+        base, GJ = self._split(G)
+        fixed = 0.0 if base is None else base * float(G.sum())
+        trace, trace_max = self._rest(self.trace), self._rest(self.trace_max)
+        if not self.psd:
+            # an affine set: bounded below only when G is constant on it
+            directions = SpectralSet(self.n, psd=False, beta=None if self.beta is None else 0.0,
+                                     trace=None if self.trace is None else 0.0)
+            if self.trace_max is not None or np.linalg.norm(directions.project(G)) > 1e-12 * np.linalg.norm(G):
+                return -np.inf
+            return float(np.vdot(G, self.project(np.zeros_like(G))))
+        lowest = float(eigh_subset(self._deflated(GJ, +1.0), (0, 0))[0][0])
+        self.eigendecompositions += 1
+        if trace is not None:
+            return fixed + trace * lowest
+        if trace_max is not None:
+            return fixed + trace_max * min(lowest, 0.0)
+        return fixed if lowest >= 0 else -np.inf
+
+    def centre_family(self):
+        """The constraints S puts on ``X = a 11^T + b I``, as lists of ``(coef_a, coef_b, lo, hi)``
+        rows (for the interior point of :func:`cvxclust.generic.solver.centre`)."""
+        n = self.n
+        rows = []
+        if self.psd:
+            rows += [(0.0, 1.0, 0.0, np.inf), (float(n), 1.0, 0.0, np.inf)]
+        if self.beta is not None:
+            rows.append((float(n), 1.0, self.beta, self.beta))
+        if self.trace is not None:
+            rows.append((float(n), float(n), self.trace, self.trace))
+        elif self.trace_max is not None:
+            rows.append((float(n), float(n), -np.inf, self.trace_max))
+        return rows
+
+
+def _threshold(w, trace, trace_max, complete: bool = False):
+    """theta with ``sum max(w - theta, 0) = trace`` for ascending ``w`` (all of them when
+    ``complete``, else the top of the spectrum); None when the top ones cannot decide it."""
+    if trace is None:
+        if np.maximum(w, 0).sum() <= trace_max:
+            return 0.0
+        trace = trace_max
+    top = w[::-1]
+    sums = np.cumsum(top) - trace
+    k = np.arange(1, len(top) + 1)
+    thetas = sums / k
+    # the largest k whose threshold lies below the k-th eigenvalue
+    valid = thetas < top
+    if not valid.any():  # a zero trace left: nothing is kept
+        return float(top[0]) if complete else None
+    k_star = np.nonzero(valid)[0].max()
+    theta = float(thetas[k_star])
+    if not complete and k_star == len(top) - 1:
+        return None  # every computed eigenvalue is kept: more may be
+    return theta

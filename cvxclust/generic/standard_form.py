@@ -1,0 +1,387 @@
+r"""Read a cvxpy problem over one symmetric matrix into the standard form the generic solver takes.
+
+The class of problems :func:`cvxclust.solve` accepts is, for one symmetric ``n x n`` variable X,
+
+.. math::
+
+    \min_X\ c\,\|X\|_F^2 + \langle C, X\rangle + \text{const}
+    \quad\text{s.t.}\quad X \succeq 0\ (\text{optional}),\quad L \le X \le U,\quad
+    \ell \le \mathcal A(X) \le h,
+
+with ``c >= 0`` (a maximisation is read as the minimisation of the negated objective), ``L`` and
+``U`` entrywise bounds (``-inf``/``+inf`` where absent), and ``A`` a linear map given by sparse
+rows.  A user writes it with cvxpy atoms: a linear objective (``trace(C @ X)``,
+``sum(multiply(C, X))``, ``vdot``), a Frobenius term (``w * sum_squares(X - K)``,
+``norm(X - K, "fro")**2``, ``sum(square(X - K))``), ``X >> 0``, bounds on X or its slices
+(``X >= 0``, ``diag(X) <= u``), and any affine equality or inequality of X.
+
+Every affine expression is read once into its coefficients on ``vec(X)`` (a sparse matrix with
+as many rows as the expression has entries) by cvxpy's own linear-operator backend; a row whose
+only entry is one ``X_ij`` (with its mirror ``X_ji``) becomes a bound, every other row a row of
+``A``.  Nothing is canonicalised into cones, and no ``n^2 x n^2`` dense operator is formed.
+Rows act on symmetric matrices, so each is symmetrised: ``A(X) = <A_r, X>`` with ``A_r``
+symmetric, stored as the rows of a sparse ``m x n^2`` matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+from cvxpy.atoms.affine.sum import Sum
+from cvxpy.atoms.elementwise.power import Power
+from cvxpy.atoms.pnorm import Pnorm
+from cvxpy.atoms.quad_over_lin import quad_over_lin
+
+__all__ = ["StandardForm", "standard_form"]
+
+# the variable attributes the class can read (the others change the problem's nature)
+_ATTRIBUTES = {"symmetric", "PSD", "nonneg", "nonpos", "bounds"}
+
+
+@dataclass
+class StandardForm:
+    """A problem of the class, as arrays (see the module docstring).
+
+    Attributes
+    ----------
+    n : int
+        Order of X.
+    sense : {"minimize", "maximize"}
+        The problem's sense; ``c``, ``C`` and ``constant`` are those of the minimisation
+        (negated for a maximisation).
+    c : float
+        Weight of ``||X||_F^2`` (>= 0).
+    C : ndarray of shape (n, n)
+        Symmetric linear coefficient.
+    constant : float
+        Constant of the objective.
+    psd : bool
+        Whether ``X >> 0`` is a constraint.
+    L, U : ndarray of shape (n, n)
+        Symmetric entrywise bounds (``-inf``/``+inf`` where none).
+    A : scipy.sparse.csr_matrix of shape (m, n^2)
+        Symmetrised rows of the linear map.
+    lo, hi : ndarray of shape (m,)
+        Bounds of the rows (equal for an equality).
+    variable : cvxpy.Variable
+        The problem's variable.
+    """
+
+    n: int
+    sense: str
+    c: float
+    C: np.ndarray
+    constant: float
+    psd: bool
+    L: np.ndarray
+    U: np.ndarray
+    A: sp.csr_matrix
+    lo: np.ndarray
+    hi: np.ndarray
+    variable: cp.Variable = field(repr=False)
+
+    @property
+    def m(self) -> int:
+        """Number of rows of the linear map."""
+        return self.A.shape[0]
+
+    def objective(self, X: np.ndarray) -> float:
+        """The objective in the problem's own sense and scale."""
+        value = self.c * float(np.vdot(X, X)) + float(np.vdot(self.C, X)) + self.constant
+        return value if self.sense == "minimize" else -value
+
+    def row_values(self, X: np.ndarray) -> np.ndarray:
+        """``A(X)`` for a symmetric X."""
+        return self.A @ X.ravel()
+
+    def adjoint(self, y: np.ndarray) -> np.ndarray:
+        """``A^*(y) = sum_r y_r A_r``, a symmetric matrix."""
+        return (self.A.T @ y).reshape(self.n, self.n)
+
+    def residuals(self, X: np.ndarray, *, spectrum: bool = True) -> dict[str, float]:
+        """Relative violations of the constraints by ``X``: ``symmetry`` ``||X - X^T|| / ||X||``;
+        ``bounds`` the largest violation of ``L <= X <= U`` over ``max |X|``; ``rows`` the largest
+        violation of ``lo <= A(X) <= hi``, each row over ``max(|bound|, ||A_r||_1 max|X|)``; ``psd``
+        ``max(0, -lambda_min) / max |lambda|`` (one eigendecomposition; skipped when ``spectrum`` is
+        False).  Only the constraints the problem has appear."""
+        X = np.asarray(X, dtype=float)
+        scale = max(float(np.abs(X).max()), 1e-300)
+        res = {"symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300))}
+        S = (X + X.T) / 2
+        if np.isfinite(self.L).any() or np.isfinite(self.U).any():
+            violation = np.maximum(self.L - S, S - self.U)
+            res["bounds"] = float(max(violation.max(), 0.0) / scale)
+        if self.m:
+            values = self.row_values(S)
+            below, above = self.lo - values, values - self.hi
+            size = np.maximum(np.where(np.isfinite(self.lo), np.abs(self.lo), 0),
+                              np.where(np.isfinite(self.hi), np.abs(self.hi), 0))
+            size = np.maximum(size, self.row_norms * scale)
+            res["rows"] = float(max((np.maximum(below, above) / np.maximum(size, 1e-300)).max(), 0.0))
+        if self.psd and spectrum:
+            w = np.linalg.eigvalsh(S)
+            res["psd"] = float(max(0.0, -w[0]) / max(np.abs(w).max(), 1e-300))
+        return res
+
+    @property
+    def row_norms(self) -> np.ndarray:
+        """The 1-norms of the rows ``A_r`` (as symmetric matrices)."""
+        if not hasattr(self, "_row_norms"):
+            self._row_norms = np.asarray(abs(self.A).sum(axis=1)).ravel()
+        return self._row_norms
+
+
+def standard_form(problem) -> StandardForm:
+    """Read ``problem`` into a :class:`StandardForm`, or raise a ValueError naming the part of the
+    problem outside the class (see the module docstring), a TypeError if it is not a
+    ``cvxpy.Problem``."""
+    if not isinstance(problem, cp.Problem):
+        raise TypeError(f"problem must be a cvxpy.Problem, got {type(problem).__name__}")
+    X = _the_variable(problem)
+    n = X.shape[0]
+    reader = _Reader(X)
+    sense = "minimize" if isinstance(problem.objective, cp.Minimize) else "maximize"
+    reader.objective(problem.objective.expr, 1.0 if sense == "minimize" else -1.0)
+    if X.attributes["PSD"]:
+        reader.psd = True
+    if X.attributes["nonneg"]:
+        reader.L = np.maximum(reader.L, 0.0)
+    if X.attributes["nonpos"]:
+        reader.U = np.minimum(reader.U, 0.0)
+    if X.attributes["bounds"] is not None:
+        lower, upper = X.attributes["bounds"]
+        reader.L = np.maximum(reader.L, _bound_value(lower, n, -np.inf))
+        reader.U = np.minimum(reader.U, _bound_value(upper, n, np.inf))
+    for index, constraint in enumerate(problem.constraints):
+        reader.constraint(index, constraint)
+    return reader.finish(sense)
+
+
+def _the_variable(problem) -> cp.Variable:
+    variables = problem.variables()
+    if len(variables) != 1:
+        names = [v.name() for v in variables]
+        raise ValueError(f"problem must have exactly one variable (a symmetric n x n matrix), got {len(variables)}: "
+                         f"{names}")
+    if problem.parameters():
+        raise ValueError(f"problem has parameters {[p.name() for p in problem.parameters()]}: the generic solver "
+                         "reads numbers; build the problem with constants")
+    X = variables[0]
+    if X.ndim != 2 or X.shape[0] != X.shape[1]:
+        raise ValueError(f"the variable {X.name()} must be a square matrix, got shape {X.shape}")
+    attributes = {k for k, v in X.attributes.items() if v not in (False, None)}
+    if not attributes & {"symmetric", "PSD"}:
+        raise ValueError(f"the variable {X.name()} must be symmetric: declare it with "
+                         f"cp.Variable(({X.shape[0]}, {X.shape[0]}), symmetric=True) or PSD=True")
+    unsupported = sorted(attributes - _ATTRIBUTES)
+    if unsupported:
+        raise ValueError(f"the variable {X.name()} has attributes {unsupported} outside the class (supported: "
+                         f"{sorted(_ATTRIBUTES)})")
+    return X
+
+
+def _bound_value(value, n: int, default: float) -> np.ndarray:
+    if value is None:
+        return np.full((n, n), default)
+    value = np.asarray(value.value if isinstance(value, cp.Expression) else value, dtype=float)
+    return np.broadcast_to(value, (n, n)).copy()
+
+
+def linear_map(expr, X: cp.Variable) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The coefficients of an affine expression of X: ``(A, b)`` with ``vec(expr) = A vec(X) + b``
+    in cvxpy's (column-major) order; A is sparse of shape ``(expr.size, X.size)``.
+
+    Read by cvxpy's linear-operator backend from the expression's linear-operator tree alone:
+    no cone program is built.
+    """
+    from cvxpy.cvxcore.python import canonInterface  # cvxpy's affine coefficient backend
+
+    size, N = expr.size, X.size
+    tensor = canonInterface.get_problem_matrix([expr.canonical_form[0]], N, {X.id: 0}, {-1: 1}, {-1: 0}, size)
+    tensor = tensor.tocoo()
+    column, row = np.divmod(tensor.row, size)
+    on_x = column < N
+    A = sp.csr_matrix((tensor.data[on_x], (row[on_x], column[on_x])), shape=(size, N))
+    b = np.zeros(size)
+    np.add.at(b, row[~on_x], tensor.data[~on_x])
+    return A, b
+
+
+def symmetrize_columns(A: sp.spmatrix, n: int) -> sp.csr_matrix:
+    """``A`` acting on symmetric matrices: each row ``a`` becomes ``(a + a^T) / 2`` (as n x n)."""
+    transposed = np.arange(n * n).reshape(n, n).T.ravel()
+    A = sp.csr_matrix(A)
+    return sp.csr_matrix((A + A[:, transposed]) * 0.5)
+
+
+class _Reader:
+    """Accumulates the standard form term by term and constraint by constraint."""
+
+    def __init__(self, X: cp.Variable):
+        n = X.shape[0]
+        self.X, self.n = X, n
+        self.c, self.C, self.constant = 0.0, np.zeros((n, n)), 0.0
+        self.psd = False
+        self.L, self.U = np.full((n, n), -np.inf), np.full((n, n), np.inf)
+        self.rows, self.lo, self.hi = [], [], []
+
+    def _affine(self, expr) -> tuple[sp.csr_matrix, np.ndarray]:
+        A, b = linear_map(expr, self.X)
+        return symmetrize_columns(A, self.n), b
+
+    # -- the objective ------------------------------------------------------------------------
+    def objective(self, expr, weight: float) -> None:
+        """Add ``weight * expr`` to the objective of the minimisation."""
+        if expr.is_affine():
+            A, b = self._affine(expr)
+            self.C += weight * np.asarray(A.sum(axis=0)).reshape(self.n, self.n)
+            self.constant += weight * float(b.sum())
+            return
+        if isinstance(expr, cp.atoms.affine.add_expr.AddExpression):
+            for arg in expr.args:
+                self.objective(arg, weight)
+            return
+        if isinstance(expr, cp.atoms.affine.unary_operators.NegExpression):
+            return self.objective(expr.args[0], -weight)
+        scalar = _scalar_factor(expr)
+        if scalar is not None:
+            factor, rest = scalar
+            return self.objective(rest, weight * factor)
+        inner = _squared_frobenius(expr)
+        if inner is not None:
+            argument, factor = inner
+            return self._frobenius(argument, weight * factor, expr)
+        raise ValueError(
+            f"the objective term {expr} (atom {type(expr).__name__}) is outside the class: the generic solver "
+            "takes a linear objective plus weighted squared Frobenius norms of affine expressions of X "
+            "(sum_squares(X - K), norm(X - K, 'fro')**2)")
+
+    def _frobenius(self, argument, weight: float, expr) -> None:
+        """Add ``weight * ||argument||_F^2`` for an affine ``argument = a X + E``."""
+        if weight < 0:
+            raise ValueError(f"the objective term {expr} is concave in a {'minimization' if weight < 0 else ''}"
+                             " problem (a squared norm must be minimized, or subtracted when maximizing)")
+        if not argument.is_affine():
+            raise ValueError(f"the squared norm in {expr} must be of an affine expression of X")
+        A, b = self._affine(argument)
+        n = self.n
+        gram = (A.T @ A).tocsr()
+        diagonal = np.arange(n) * (n + 1)
+        scale = float(gram[diagonal[0], diagonal[0]])
+        identity = symmetrize_columns(sp.identity(n * n, format="csr"), n)
+        if scale <= 0 or abs(gram - scale * identity).max() > 1e-10 * scale:
+            raise ValueError(f"the squared norm in {expr} is not of the form ||a X + E||_F^2: the generic solver "
+                             "takes squared Frobenius norms of the whole matrix (a weighted or partial norm "
+                             "has no closed-form proximal step)")
+        self.c += weight * scale
+        self.C += 2.0 * weight * (A.T @ b).reshape(n, n)
+        self.constant += weight * float(b @ b)
+
+    # -- the constraints -------------------------------------------------------------------------
+    def constraint(self, index: int, constraint) -> None:
+        name = f"constraint {index} ({constraint})"
+        if isinstance(constraint, cp.constraints.PSD):
+            A, b = self._affine(constraint.args[0])
+            identity = symmetrize_columns(sp.identity(self.n * self.n, format="csr"), self.n)
+            if A.shape != identity.shape or abs(A - identity).max() > 1e-12 or np.abs(b).max(initial=0) > 0:
+                raise ValueError(f"{name}: the only semidefinite constraint of the class is X >> 0 on the whole "
+                                 "variable")
+            self.psd = True
+            return
+        if isinstance(constraint, (cp.constraints.Equality, cp.constraints.Zero)):
+            A, b = self._affine(constraint.expr)
+            return self._rows(A, -b, -b, name)
+        if isinstance(constraint, (cp.constraints.Inequality, cp.constraints.NonPos)):
+            A, b = self._affine(constraint.expr)
+            return self._rows(A, np.full(b.shape, -np.inf), -b, name)
+        if isinstance(constraint, cp.constraints.NonNeg):
+            A, b = self._affine(constraint.expr)
+            return self._rows(A, -b, np.full(b.shape, np.inf), name)
+        raise ValueError(f"{name}: a {type(constraint).__name__} constraint is outside the class (X >> 0, "
+                         "affine equalities and inequalities of X)")
+
+    def _rows(self, A: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray, name: str) -> None:
+        """Rows ``lo <= A x <= hi``: one-entry rows become bounds, empty rows are checked, the
+        others join the linear map."""
+        n = self.n
+        A = sp.csr_matrix(A)
+        A.eliminate_zeros()
+        count = np.diff(A.indptr)
+        empty = count == 0
+        if empty.any() and (np.any(lo[empty] > 1e-12 * np.maximum(1, np.abs(lo[empty])))
+                            or np.any(hi[empty] < -1e-12 * np.maximum(1, np.abs(hi[empty])))):
+            raise ValueError(f"{name} does not involve X and does not hold: the problem is infeasible")
+        first = A.indptr[:-1]
+        single = np.zeros(A.shape[0], dtype=bool)
+        k1 = np.where(count >= 1, A.indices[np.minimum(first, A.nnz - 1)], -1) if A.nnz else np.full(A.shape[0], -1)
+        i1, j1 = np.divmod(k1, n)
+        single |= (count == 1) & (i1 == j1)
+        if A.nnz:
+            k2 = np.where(count == 2, A.indices[np.minimum(first + 1, A.nnz - 1)], -1)
+            i2, j2 = np.divmod(k2, n)
+            single |= (count == 2) & (i1 == j2) & (j1 == i2)
+        if single.any():
+            coefficient = np.asarray(A[single].sum(axis=1)).ravel()
+            i, j = i1[single], j1[single]
+            low, high = lo[single] / coefficient, hi[single] / coefficient
+            low, high = np.where(coefficient > 0, low, high), np.where(coefficient > 0, high, low)
+            np.maximum.at(self.L, (i, j), low)
+            np.maximum.at(self.L, (j, i), low)
+            np.minimum.at(self.U, (i, j), high)
+            np.minimum.at(self.U, (j, i), high)
+        general = ~single & ~empty
+        if general.any():
+            self.rows.append(A[general])
+            self.lo.append(lo[general])
+            self.hi.append(hi[general])
+
+    def finish(self, sense: str) -> StandardForm:
+        n = self.n
+        if np.any(self.L > self.U):
+            i, j = np.argwhere(self.L > self.U)[0]
+            raise ValueError(f"the bounds on X[{i}, {j}] are infeasible: {self.L[i, j]:g} > {self.U[i, j]:g}")
+        A = sp.vstack(self.rows, format="csr") if self.rows else sp.csr_matrix((0, n * n))
+        lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
+        hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
+        C = (self.C + self.C.T) / 2
+        return StandardForm(n=n, sense=sense, c=float(self.c), C=C, constant=float(self.constant), psd=self.psd,
+                            L=self.L, U=self.U, A=A, lo=lo, hi=hi, variable=self.X)
+
+
+def _scalar_factor(expr):
+    """``(factor, rest)`` when ``expr`` is a constant scalar times (or over) an expression."""
+    atoms = cp.atoms.affine
+    if isinstance(expr, (atoms.binary_operators.multiply, atoms.binary_operators.MulExpression)):
+        left, right = expr.args
+        for constant, rest in ((left, right), (right, left)):
+            if constant.is_constant() and constant.size == 1 and not constant.parameters():
+                return float(np.asarray(constant.value).ravel()[0]), rest
+    if isinstance(expr, atoms.binary_operators.DivExpression):
+        numerator, denominator = expr.args
+        if denominator.is_constant() and denominator.size == 1:
+            return 1.0 / float(np.asarray(denominator.value).ravel()[0]), numerator
+    return None
+
+
+def _squared_frobenius(expr):
+    """``(argument, factor)`` when ``expr`` is ``factor * ||argument||_F^2`` written as
+    ``sum_squares``, ``quad_over_lin(., y)``, ``norm(., 'fro')**2`` or ``sum(square(.))``."""
+    if isinstance(expr, quad_over_lin) and expr.args[1].is_constant() and expr.args[1].size == 1:
+        return expr.args[0], 1.0 / float(np.asarray(expr.args[1].value).ravel()[0])
+    if _is_square(expr):
+        base = expr.args[0]
+        if isinstance(base, Pnorm) and float(base.p) == 2.0 and base.axis is None:
+            return base.args[0], 1.0
+    if isinstance(expr, Sum) and expr.axis is None and _is_square(expr.args[0]):
+        return expr.args[0].args[0], 1.0
+    return None
+
+
+def _is_square(expr) -> bool:
+    if not isinstance(expr, Power):
+        return False
+    p = getattr(expr.p, "value", expr.p)
+    return float(p) == 2.0

@@ -1,0 +1,84 @@
+r"""The Peng-Wei semidefinite relaxation of (kernel) k-means.
+
+For a kernel matrix K and k clusters, k-means maximises ``tr(K X)`` over the matrices
+``X = Z (Z^T Z)^{-1} Z^T`` of the partitions (Z the 0/1 assignment); these are symmetric,
+nonnegative, p.s.d., with unit row sums and trace k.  Keeping only those properties gives the SDP
+
+.. math::
+
+    \max_X\ \langle K, X\rangle \quad\text{s.t.}\quad X \succeq 0,\ X \ge 0,\ X\mathbf 1 = \mathbf 1,
+    \ \operatorname{tr} X = k,
+
+whose solution is also a doubly stochastic p.s.d. normalization of K (the spectral step of
+:class:`~cvxclust.ssc.SemidefiniteSpectralClustering` clusters its top eigenvectors).  It has no
+hand-written solver: its method ``"generic"`` (:func:`cvxclust.solve`) solves it from the cvxpy
+statement below.
+
+Reference: J. Peng, Y. Wei, "Approximating K-means-type Clustering via Semidefinite
+Programming", SIAM Journal on Optimization, 2007.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import cvxpy as cp
+import numpy as np
+
+from .._relaxation import Relaxation
+from ..parameters import Interval, validate_parameter
+from ._relaxations import check_matrix, negativity
+
+__all__ = ["PengWei"]
+
+
+class PengWei(Relaxation):
+    """The Peng-Wei SDP of the module docstring.
+
+    Parameters
+    ----------
+    K : (n, n) array_like
+        Symmetric finite kernel matrix (``X X^T`` for the linear k-means); never modified.
+    n_clusters : int
+        k, between 1 and n.
+    """
+
+    name = "peng-wei"
+    sense = "maximize"
+    default_method = "generic"
+
+    def __init__(self, K, n_clusters: int):
+        self.K = check_matrix(K, "K", min_size=2)
+        self.n = self.K.shape[0]
+        self.n_clusters = validate_parameter("n_clusters", n_clusters, [Interval(Integral, 1, self.n, closed="both")],
+                                             "PengWei")
+
+    def problem(self) -> cp.Problem:
+        n = self.n
+        X = cp.Variable((n, n), symmetric=True, name="X")
+        constraints = [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == self.n_clusters]
+        return cp.Problem(cp.Maximize(cp.trace(self.K @ X)), constraints)
+
+    def objective(self, X) -> float:
+        """``<K, X>`` for a finite (n, n) matrix X."""
+        X = check_matrix(X, "X", self.n, symmetric=False)
+        return float(np.vdot(self.K, X))
+
+    def objective_scale(self) -> float:
+        """The objective at the feasible centre ``11^T/n + (k - 1)/(n - 1) (I - 11^T/n)``."""
+        n, k = self.n, self.n_clusters
+        mean = self.K.sum() / n
+        return abs(mean + (k - 1) / (n - 1) * (np.trace(self.K) - mean)) if n > 1 else abs(mean)
+
+    def residuals(self, X) -> dict[str, float]:
+        """Relative violations: ``row_sums`` max|X1 - 1|, ``trace`` |tr X - k| / k, ``symmetry``,
+        ``nonnegativity`` max(0, -min X)/max|X| and ``psd`` max(0, -lambda_min)/max|lambda|."""
+        X = check_matrix(X, "X", self.n, symmetric=False)
+        w = np.linalg.eigvalsh((X + X.T) / 2)
+        return {
+            "row_sums": float(np.abs(X.sum(axis=1) - 1).max()),
+            "trace": float(abs(np.trace(X) - self.n_clusters) / self.n_clusters),
+            "symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300)),
+            "nonnegativity": negativity(X),
+            "psd": float(max(0.0, -w[0]) / max(np.abs(w).max(), 1e-300)),
+        }
