@@ -64,6 +64,8 @@ from .structure import structure
 __all__ = ["GenericSolver"]
 
 _TINY = 1e-300
+#: an extrapolation may move the state at most this many times the size of the plain step's image
+_REACH = 100.0
 
 
 class GenericSolver(IterativeSolver):
@@ -193,6 +195,9 @@ class GenericSolver(IterativeSolver):
         values, multipliers = {}, {}
         for k, name in enumerate(state.copies):
             point = S[k * n2:(k + 1) * n2].reshape(n, n)
+            # exactly symmetric: the map does not damp an antisymmetric part, and rounding (an
+            # eigendecomposition, an extrapolation) would seed one that grows
+            point = (point + point.T) / 2
             value = state.spectral.project(point) if name == "S" else self._project_box(state, point)
             values[name], multipliers[name] = value, point - value
         slack = S[len(state.copies) * n2:]
@@ -211,6 +216,8 @@ class GenericSolver(IterativeSolver):
             within = 1e-3 <= state.rho * factor / state.rho0 <= 1e3  # a runaway penalty helps neither
             if within and np.isfinite(gap) and max(primal, gap) > self.mu * max(min(primal, gap), _TINY):
                 state.rho *= factor
+                if self._rejected(state):
+                    state.image = state.accelerator.fallback  # rescale the plain step, not a failed one
                 values, multipliers, t, u_t = self._unpack_image(state)
                 blocks = [(values[name] + multipliers[name] / factor).ravel() for name in state.copies]
                 if state.m_in:
@@ -218,7 +225,22 @@ class GenericSolver(IterativeSolver):
                 state.S = np.concatenate(blocks)
                 state.accelerator.reset()
                 return
-        state.S = state.accelerator.step(state.S, state.image)
+        S = state.accelerator.step(state.S, state.image)
+        if S is not state.image and np.linalg.norm(S - state.image) > _REACH * max(np.linalg.norm(state.image), _TINY):
+            # the accelerator's safeguard watches the residual, which stays the same when an
+            # extrapolation throws a multiplier far along the normal cone of an active bound; the
+            # iteration would need a very long time to bring it back: take the plain step
+            state.accelerator.reset()
+            S = state.image
+        state.S = S
+
+    @staticmethod
+    def _rejected(state) -> bool:
+        """Whether the current state is an extrapolation whose residual grew past the safeguard
+        (the accelerator rejects it at its next step, for the plain step it keeps)."""
+        accelerator = state.accelerator
+        return accelerator.fallback is not None and \
+            state.fixed_point_residual > accelerator.safeguard * accelerator.last_norm
 
     def _unpack_image(self, state):
         S, state.S = state.S, state.image
@@ -306,25 +328,40 @@ class GenericSolver(IterativeSolver):
 
     def _bound_at(self, state, Lam) -> float:
         form, split = state.form, state.split
-        value = form.constant
+        # the bound is the sum of these terms; their sizes bound its rounding error, which runaway
+        # multipliers would otherwise let cross the optimal value
+        terms = [form.constant]
         M = np.zeros((form.n, form.n))
-        if Lam is not None:
-            Lam = np.where(((Lam > 0) & ~state.finite_L) | ((Lam < 0) & ~state.finite_U), 0.0, Lam)
-            value += float(np.vdot(np.maximum(Lam, 0.0), state.L0) + np.vdot(np.minimum(Lam, 0.0), state.U0))
-            M += Lam
         if split.A.shape[0]:
             y = -state.lam
             lo, hi = split.lo, split.hi
             y = np.where(((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)), 0.0, y)
-            value += float(np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0), 0.0).sum()
-                           + np.where(y < 0, y * np.where(np.isfinite(hi), hi, 0.0), 0.0).sum())
+            terms.append(np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0), 0.0)
+                         + np.where(y < 0, y * np.where(np.isfinite(hi), hi, 0.0), 0.0))
             M += (split.A.T @ y).reshape(form.n, form.n)
+        if Lam is not None:
+            if form.c == 0 and not state.spectral.psd:
+                # a linear objective on a polyhedral S is bounded below only when G has no part
+                # along S's recession directions, which the ADMM multiplier meets only in the
+                # limit: the box multiplier takes that part (any multiplier gives a valid bound)
+                Lam = Lam + state.spectral.unbounded_part(form.C - M - Lam)
+            Lam = np.where(((Lam > 0) & ~state.finite_L) | ((Lam < 0) & ~state.finite_U), 0.0, Lam)
+            terms += [np.maximum(Lam, 0.0) * state.L0, np.minimum(Lam, 0.0) * state.U0]
+            M += Lam
         G = form.C - M
+        spectral, norm = state.spectral, float(np.linalg.norm(G))
         if form.c > 0:
-            X = state.spectral.project(-G / (2.0 * form.c))
-            value += form.c * float(np.vdot(X, X)) + float(np.vdot(G, X))
+            X = spectral.project(-G / (2.0 * form.c))
+            terms += [form.c * X * X, G * X]
+            # X is accurate to eps times the point projected, and G multiplies its error
+            reach = norm / (2.0 * form.c)
         else:
-            value += state.spectral.min_linear(G)
+            terms.append(spectral.min_linear(G, scale=max(np.linalg.norm(form.C), np.linalg.norm(M))))
+            # an eigenvalue is accurate to eps times its matrix's norm, times the trace it scales
+            reach = max(abs(spectral.trace or 0.0), abs(spectral.trace_max or 0.0), abs(spectral.beta or 0.0))
+        value = sum(float(np.sum(term)) for term in terms)
+        size = sum(float(np.sum(np.abs(term))) for term in terms) + norm * reach
+        value -= 8.0 * form.n * np.finfo(float).eps * size
         return value if form.sense == "minimize" else -value
 
     def _restore(self, state, Z):
@@ -332,6 +369,8 @@ class GenericSolver(IterativeSolver):
         centre, form = state.split.centre, state.form
         if not state.boxed:
             return Z
+        if state.spectral.trivial:
+            return np.clip(Z, form.L, form.U)  # the box is the only constraint: its projection
         if centre is None:
             return None
         low, high = Z < form.L, Z > form.U
@@ -358,6 +397,11 @@ class GenericSolver(IterativeSolver):
 
     def certify(self, state, bound, final=False):
         form = state.form
+        if final and state.image is not None and self._rejected(state):
+            # the point returned comes from the plain step, not from a failed extrapolation
+            state.S, state.image = state.accelerator.fallback, None
+            state.accelerator.reset()
+            self.step(state, 0)
         if state.Z is None:  # no iteration ran: the start point
             values, multipliers, _, _ = self._unpack(state)
             state.Z = state.spectral.project(next(iter(values.values())))

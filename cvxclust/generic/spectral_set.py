@@ -125,18 +125,21 @@ class SpectralSet:
         Vk = V[:, keep] * np.sqrt(w[keep] - theta)
         return Vk @ Vk.T
 
-    def min_linear(self, G: np.ndarray) -> float:
-        """``min_{X in S} <G, X>`` for a symmetric G (``-inf`` where S is unbounded along -G)."""
+    def min_linear(self, G: np.ndarray, scale: float = 0.0) -> float:
+        """``min_{X in S} <G, X>`` for a symmetric G (``-inf`` where S is unbounded along -G);
+        ``scale`` is the size of the terms G was computed from, so that a part of G along the
+        recession directions of S below ``1e-12`` of it is taken for rounding."""
         base, GJ = self._split(G)
         fixed = 0.0 if base is None else base * float(G.sum())
         trace, trace_max = self._rest(self.trace), self._rest(self.trace_max)
         if not self.psd:
-            # an affine set: bounded below only when G is constant on it
-            directions = SpectralSet(self.n, psd=False, beta=None if self.beta is None else 0.0,
-                                     trace=None if self.trace is None else 0.0)
-            if self.trace_max is not None or np.linalg.norm(directions.project(G)) > 1e-12 * np.linalg.norm(G):
+            # a polyhedron: bounded below only when G has no part along its recession directions
+            if np.linalg.norm(self.unbounded_part(G)) > 1e-12 * max(np.linalg.norm(G), scale):
                 return -np.inf
-            return float(np.vdot(G, self.project(np.zeros_like(G))))
+            # the trace at its cap is a minimiser (G lowers the objective as the trace grows)
+            vertex = SpectralSet(self.n, psd=False, beta=self.beta,
+                                 trace=self.trace if self.trace is not None else self.trace_max)
+            return float(np.vdot(G, vertex.project(np.zeros_like(G))))
         lowest = float(eigh_subset(self._deflated(GJ, +1.0), (0, 0))[0][0])
         self.eigendecompositions += 1
         if trace is not None:
@@ -144,6 +147,20 @@ class SpectralSet:
         if trace_max is not None:
             return fixed + trace_max * min(lowest, 0.0)
         return fixed if lowest >= 0 else -np.inf
+
+    def unbounded_part(self, G: np.ndarray) -> np.ndarray:
+        """For S without ``psd``: the part of the symmetric G along which ``<G, X>`` is unbounded
+        below on S, the projection of G onto the directions of the affine hull of S (common row
+        sums and trace fixed) plus, under a trace cap, the positive part along the trace
+        direction; ``min_{X in S} <G - part, X>`` is finite."""
+        n, capped = self.n, self.trace is None and self.trace_max is not None
+        directions = SpectralSet(n, psd=False, beta=None if self.beta is None else 0.0,
+                                 trace=None if self.trace is None and not capped else 0.0)
+        part = directions.project(G)
+        if capped:
+            d = np.eye(n) if self.beta is None else np.eye(n) - 1.0 / n
+            part += max(float(np.vdot(G, d)) / float(np.vdot(d, d)), 0.0) * d
+        return part
 
     def centre_family(self):
         """The constraints S puts on ``X = a 11^T + b I``, as lists of ``(coef_a, coef_b, lo, hi)``

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.atoms.affine.affine_atom import AffAtom
 from cvxpy.atoms.affine.sum import Sum
 from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.pnorm import Pnorm
@@ -235,7 +236,7 @@ class _Reader:
     # -- the objective ------------------------------------------------------------------------
     def objective(self, expr, weight: float) -> None:
         """Add ``weight * expr`` to the objective of the minimisation."""
-        if expr.is_affine():
+        if _is_linear(expr):
             A, b = self._affine(expr)
             self.C += weight * np.asarray(A.sum(axis=0)).reshape(self.n, self.n)
             self.constant += weight * float(b.sum())
@@ -262,9 +263,9 @@ class _Reader:
     def _frobenius(self, argument, weight: float, expr) -> None:
         """Add ``weight * ||argument||_F^2`` for an affine ``argument = a X + E``."""
         if weight < 0:
-            raise ValueError(f"the objective term {expr} is concave in a {'minimization' if weight < 0 else ''}"
-                             " problem (a squared norm must be minimized, or subtracted when maximizing)")
-        if not argument.is_affine():
+            raise ValueError(f"the objective term {expr} has the wrong sign for a convex problem (a squared norm "
+                             "must be added when minimizing, subtracted when maximizing)")
+        if not _is_linear(argument):
             raise ValueError(f"the squared norm in {expr} must be of an affine expression of X")
         A, b = self._affine(argument)
         n = self.n
@@ -283,6 +284,9 @@ class _Reader:
     # -- the constraints -------------------------------------------------------------------------
     def constraint(self, index: int, constraint) -> None:
         name = f"constraint {index} ({constraint})"
+        if not all(_is_linear(arg) for arg in constraint.args):
+            raise ValueError(f"{name} is not affine in X: the class has X >> 0 and affine equalities and "
+                             "inequalities of X")
         if isinstance(constraint, cp.constraints.PSD):
             A, b = self._affine(constraint.args[0])
             identity = symmetrize_columns(sp.identity(self.n * self.n, format="csr"), self.n)
@@ -349,6 +353,12 @@ class _Reader:
         C = (self.C + self.C.T) / 2
         return StandardForm(n=n, sense=sense, c=float(self.c), C=C, constant=float(self.constant), psd=self.psd,
                             L=self.L, U=self.U, A=A, lo=lo, hi=hi, variable=self.X)
+
+
+def _is_linear(expr) -> bool:
+    """Whether ``expr`` is built of affine atoms only (``is_affine`` also holds for a nonlinear atom
+    times a zero constant, which the linear-operator backend cannot read)."""
+    return expr.is_affine() and all(issubclass(atom, AffAtom) for atom in expr.atoms())
 
 
 def _scalar_factor(expr):
