@@ -27,7 +27,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _harness import RESULTS, eigh_seconds, environment, fmt, markdown_table, options_record, run_case, write_results
+from _harness import (RESULTS, eigh_seconds, environment, fmt, markdown_table, options_record, plot_times, run_case,
+                      write_results)
 
 
 def _digits(n: int) -> np.ndarray:
@@ -105,16 +106,8 @@ def plot(rows, path):
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, (problem, title) in zip(axes, [("peng-wei", "Peng-Wei SDP, digits"), ("ssc", "SSC (7), digits")]):
-        for method in dict.fromkeys(r["method"] for r in rows if r["problem"] == problem):
-            pts = sorted((r["n"], r["time"]) for r in rows
-                         if r["problem"] == problem and r["method"] == method and np.isfinite(r.get("time", np.nan)))
-            if pts:
-                ax.loglog(*zip(*pts), "o-", label=method)
-        ax.set_xlabel("n")
-        ax.set_ylabel("wall time (s)")
-        ax.set_title(title)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+        mine = [r for r in rows if r["problem"] == problem]
+        plot_times(ax, mine, dict.fromkeys(r["method"] for r in mine), title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
