@@ -187,12 +187,6 @@ class GenericSolver(IterativeSolver):
         state.Z = None
         if state.two_block and form.psd and form.c > 0 and self.cone_free_start and warm is None:
             self._cone_free_start(state)
-        # the smallest eigenvalue of the deepest centre a 11' + b I: its room in the p.s.d. cone
-        state.psd_margin = 0.0
-        if split.psd_centre is not None and n > 1:
-            a = split.psd_centre[0, 1]
-            b = split.psd_centre[0, 0] - a
-            state.psd_margin = float(min(b, b + n * a))
         return state
 
     def _cone_free_start(self, state):
@@ -380,43 +374,57 @@ class GenericSolver(IterativeSolver):
         Where S fixes the row sums but not the trace, the off-diagonal violations are first moved
         onto the diagonal (``Z + N - Diag(N 1)`` keeps symmetry and row sums and lowers the
         smallest eigenvalue by at most twice the largest row of N, a Laplacian); then the point
-        is mixed with the centre (``(1 - theta) A + theta centre``, convex, so S and the box are
-        kept) for the smallest theta that repairs the remaining entries and, after the move, the
-        p.s.d. constraint.
+        is mixed with a feasible ``a 11^T + b I`` (``(1 - theta) A + theta P``, convex, so S and
+        the box are kept) for the smallest theta that repairs the remaining entries and, after
+        the move, the p.s.d. constraint.  P is the point deepest in the cone, or, where that one
+        touches a bound the point violates, the point halfway to the centre.
         """
-        centre, form, spectral = state.split.centre, state.form, state.spectral
+        split, form, spectral = state.split, state.form, state.spectral
         if not state.boxed:
             return Z
-        A, shift, margin = Z, 0.0, 0.0
-        if spectral.beta is not None and spectral.trace is None and state.split.psd_centre is not None:
+        if split.centre is None:
+            return None
+        if spectral.beta is not None and spectral.trace is None and split.psd_centre is not None:
             off = ~np.eye(form.n, dtype=bool)
             N = np.where(off, np.maximum(form.L - Z, 0.0), 0.0) - np.where(off, np.maximum(Z - form.U, 0.0), 0.0)
             if np.any(N):
                 A = Z + N
                 A[np.diag_indices(form.n)] -= N.sum(axis=1)
-                # the box holds off the diagonal: the partner is the point deepest in the cone
-                centre, margin = state.split.psd_centre, state.psd_margin
                 shift = 2.0 * float(np.abs(N).sum(axis=1).max())
-        if centre is None:
-            return None
+                halfway = (split.psd_centre + split.centre) / 2
+                for partner in (split.psd_centre, halfway):
+                    X = self._mix(state, A, partner, shift)
+                    if X is not None:
+                        return X
+                return None
+        return self._mix(state, Z, split.centre, 0.0)
+
+    def _mix(self, state, A, partner, shift):
+        """``(1 - theta) A + theta partner`` for the smallest theta that satisfies the box and
+        (when ``shift > 0``, A's smallest eigenvalue being at least ``-shift``) the cone; None
+        where no theta in [0, 1] does."""
+        form = state.form
         low, high = A < form.L, A > form.U
         if not (low.any() or high.any()) and shift == 0.0:
             return A
-        # a violated entry where the centre is not strictly inside cannot be repaired by mixing
-        if np.any(low & (centre <= form.L)) or np.any(high & (centre >= form.U)):
+        # a violated entry where the partner is not strictly inside cannot be repaired by mixing
+        if np.any(low & (partner <= form.L)) or np.any(high & (partner >= form.U)):
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
             need = np.zeros_like(A)
-            need[low] = (form.L[low] - A[low]) / (centre[low] - A[low])
-            need[high] = (A[high] - form.U[high]) / (A[high] - centre[high])
+            need[low] = (form.L[low] - A[low]) / (partner[low] - A[low])
+            need[high] = (A[high] - form.U[high]) / (A[high] - partner[high])
         theta = float(need.max(initial=0.0))
         if shift > 0:
+            n = form.n
+            a = partner[0, 1] if n > 1 else 0.0
+            margin = min(partner[0, 0] - a, partner[0, 0] - a + n * a)  # smallest eigenvalue of a 11' + b I
             if margin <= 0:
                 return None
             theta = max(theta, shift / (shift + margin))  # (1 - theta)(-shift) + theta margin >= 0
         if not 0 <= theta <= 1:
             return None
-        X = (1.0 - theta) * A + theta * centre
+        X = (1.0 - theta) * A + theta * partner
         return np.clip(X, form.L, form.U)  # rounding only: theta makes every entry feasible
 
     def _own_residuals(self, state, X, in_s: bool):

@@ -34,7 +34,7 @@ class Structure:
     centre: np.ndarray | None
     absorbed: dict
     #: the feasible point ``a 11^T + b I`` deepest in the p.s.d. cone (largest smallest
-    #: eigenvalue), the partner of a restoration that has already repaired the box off the diagonal
+    #: eigenvalue), a partner of a restoration that has already repaired the box off the diagonal
     psd_centre: np.ndarray | None = None
 
 
@@ -73,8 +73,9 @@ def structure(form: StandardForm, *, partial: bool = True) -> Structure:
     order = np.argsort(lo != hi, kind="stable")  # equalities first
     A, lo, hi = A[order], lo[order], hi[order]
     n_eq = int(np.sum(lo == hi))
-    return Structure(spectral, sp.csr_matrix(A), lo, hi, n_eq, _centre(form, spectral, A, lo, hi), absorbed,
-                     _centre(form, spectral, A, lo, hi, deepest=True) if form.psd else None)
+    centre = _centre(form, spectral, A, lo, hi)
+    deepest = _centre(form, spectral, A, lo, hi, deepest=True) if form.psd and centre is not None else None
+    return Structure(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest)
 
 
 def _common_row_sums(form: StandardForm):
