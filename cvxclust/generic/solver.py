@@ -129,8 +129,10 @@ class GenericSolver(IterativeSolver):
     def _form(self) -> StandardForm:
         if getattr(self, "_standard_form", None) is None:
             form = getattr(self.relaxation, "standard_form", None)
-            form = form if isinstance(form, StandardForm) else getattr(self.relaxation, "_generic_form", None)
-            self._standard_form = form if isinstance(form, StandardForm) else standard_form(self.relaxation.problem())
+            if not isinstance(form, StandardForm):
+                generic_form = getattr(self.relaxation, "generic_form", None)
+                form = generic_form() if generic_form is not None else standard_form(self.relaxation.problem())
+            self._standard_form = form
         return self._standard_form
 
     # -- set-up ---------------------------------------------------------------------------------
