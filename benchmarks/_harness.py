@@ -15,7 +15,7 @@ import this module as ``_harness``.  It provides:
   paths relative to the repository;
 * :func:`write_results`: ``<name>.json`` (the environment and the rows), ``<name>.md`` (the
   tables, then the environment) and, when a plotting function is given, ``<name>.png``;
-* :func:`fmt`, :func:`markdown_table`: table cells and tables;
+* :func:`fmt`, :func:`markdown_table`: table cells and tables; :func:`plot_times`: times against n;
 * :func:`update_readme`: copy the tables that ``benchmarks/README.md`` quotes out of the results
   files (``python benchmarks/_harness.py --update-readme``), so that no figure in it is copied
   by hand; :func:`readme_drift` lists the quotes that no longer match their files.
@@ -185,6 +185,19 @@ def fmt(x, spec: str) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
     return format(x, spec)
+
+
+def plot_times(ax, rows: list[dict], methods, title: str) -> None:
+    """Wall time against n on log-log axes, one line per method (rows with a finite ``time``)."""
+    for name in methods:
+        points = sorted((r["n"], r["time"]) for r in rows if r["method"] == name and math.isfinite(r.get("time", math.nan)))
+        if points:
+            ax.loglog(*zip(*points), "o-", label=name)
+    ax.set_xlabel("n")
+    ax.set_ylabel("wall time (s)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
 
 
 def markdown_table(header: list[str], rows: list) -> str:

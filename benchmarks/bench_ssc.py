@@ -22,7 +22,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _harness import RESULTS, eigh_seconds, environment, fmt, markdown_table, options_record, run_case, write_results
+from _harness import (RESULTS, eigh_seconds, environment, fmt, markdown_table, options_record, plot_times, run_case,
+                      write_results)
 
 METHODS = {
     "admm": {"method": "admm"},
@@ -88,15 +89,7 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name in METHODS:
-        pts = sorted((r["n"], r["time"]) for r in rows if r["method"] == name and np.isfinite(r.get("time", np.nan)))
-        if pts:
-            ax.loglog(*zip(*pts), "o-", label=name)
-    ax.set_xlabel("n")
-    ax.set_ylabel("wall time (s)")
-    ax.set_title("SSC (7): solve time on digits, rbf")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    plot_times(ax, rows, METHODS, "SSC (7): solve time on digits, rbf")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -151,14 +151,28 @@ class Relaxation(ABC):
     def has_generic(self) -> bool:
         """Whether :meth:`problem` is of the class :func:`cvxclust.solve` takes, so that method
         ``"generic"`` applies (reads the problem once)."""
-        if getattr(self, "_generic_form", None) is None:
+        try:
+            self.generic_form()
+        except ValueError:
+            return False
+        return True
+
+    def generic_form(self):
+        """:meth:`problem` read into the standard form of :func:`cvxclust.solve`
+        (:class:`cvxclust.generic.StandardForm`), once; a ValueError names the part of the
+        problem outside its class."""
+        cached = getattr(self, "_generic_form", None)
+        if cached is None:
             from .generic import standard_form
 
             try:
-                self._generic_form = standard_form(self.problem())
+                cached = standard_form(self.problem())
             except ValueError as error:
-                self._generic_form = error
-        return not isinstance(self._generic_form, ValueError)
+                cached = error
+            self._generic_form = cached
+        if isinstance(cached, ValueError):
+            raise ValueError(f"method 'generic' does not apply to {self.name}: {cached}")
+        return cached
 
     def solve(self, method: str = "auto", **options) -> Result:
         """Solve the relaxation.
@@ -193,8 +207,7 @@ class Relaxation(ABC):
         if method == "generic" and "generic" not in self._solvers:
             from .generic import GenericSolver
 
-            if not self.has_generic():
-                raise ValueError(f"method 'generic' does not apply to {self.name}: {self._generic_form}")
+            self.generic_form()  # a ValueError naming what is outside the class
             return GenericSolver(self, **options).run()
         try:
             solver = self._solvers[method]
@@ -279,14 +292,17 @@ def solve_reference(
                                 [Options(*REFERENCE_SOLVERS), None], "the reference")
     eps = validate_parameter("eps", eps, [*_TOLERANCE, None], "the reference")
     verbose = validate_parameter("verbose", verbose, ["boolean"], "the reference")
+    # the keywords are checked before the problem is built (with the solver still to choose,
+    # against the solver whose keyword each one is)
+    for name in [solver] if solver is not None else REFERENCE_SOLVERS:
+        for key, constraints in _SOLVER_KEYWORDS[name].items():
+            if key in solver_options:
+                solver_options[key] = validate_parameter(key, solver_options[key], constraints, f"the reference ({name})")
     problem = relaxation.problem()
     if solver is None:
         solver, note = reference_solver_for(problem)
         if note:
             warnings.warn(note, UserWarning, stacklevel=3)
-    for key, constraints in _SOLVER_KEYWORDS[solver].items():
-        if key in solver_options:
-            solver_options[key] = validate_parameter(key, solver_options[key], constraints, f"the reference ({solver})")
     if solver == "SCS":
         eps = 1e-7 if eps is None else eps
         opts = {"eps_abs": eps, "eps_rel": eps, "max_iters": 1_000_000}

@@ -223,22 +223,31 @@ def validate(
     reference_solver = validate_parameter("reference_solver", reference_solver.upper() if isinstance(
         reference_solver, str) else reference_solver, [Options(*REFERENCE_SOLVERS), None], "validate")
     validate_parameter("name", name, [str, None], "validate")
-    all_methods = relaxation.scalable_methods()
-    if not all_methods:
-        raise ValueError(
-            f"{type(relaxation).__name__} has no registered scalable solver, so there is nothing to validate "
-            f"against the reference: register one with {type(relaxation).__name__}.register_solver(name, func), "
-            "or solve the reference alone with relaxation.solve('reference')")
     if isinstance(methods, str):
         methods = [methods]
     if methods is not None and not isinstance(methods, Iterable):
         raise TypeError(f"methods must be a list of method names or None, got {methods!r}")
-    methods = all_methods if methods is None else list(methods)
-    if not methods:
-        raise ValueError(f"methods is empty: nothing to validate; registered methods are {all_methods}")
-    for m in methods:
-        if m not in all_methods:
-            raise ValueError(f"Unknown method {m!r} for {relaxation.name}; valid methods are {all_methods}")
+    # the names are checked first; whether "generic" applies needs the problem built
+    known = [m for m in relaxation.methods() if m != "reference"]
+    if methods is not None:
+        methods = list(methods)
+        if not methods:
+            raise ValueError(f"methods is empty: nothing to validate; methods are {known}")
+        for m in methods:
+            if m not in known:
+                raise ValueError(f"Unknown method {m!r} for {relaxation.name}; valid methods are {known}")
+        if "generic" in methods:
+            relaxation.generic_form()  # a ValueError naming what is outside the class
+    else:
+        unknown = set(method_options or {}) - set(known)
+        if unknown:
+            raise ValueError(f"method_options names unknown methods {sorted(unknown)}; methods are {known}")
+        methods = relaxation.scalable_methods()
+        if not methods:
+            raise ValueError(
+                f"{type(relaxation).__name__} has no registered scalable solver, so there is nothing to validate "
+                f"against the reference: register one with {type(relaxation).__name__}.register_solver(name, "
+                "func), or solve the reference alone with relaxation.solve('reference')")
     unknown = set(method_options or {}) - set(methods)
     if unknown:
         raise ValueError(f"method_options names methods that are not validated: {sorted(unknown)}; "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import warnings
 
+import cvxpy
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
@@ -22,7 +23,8 @@ from cvxclust import Relaxation, Result
 from cvxclust.bregman import Conditional, ConditionalJC, Discriminative, Joint
 from cvxclust.cluhsic import CLUHSICSDP
 from cvxclust.kernels import center, rbf
-from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
+from cvxclust.generic import CvxpyRelaxation
+from cvxclust.ssc import FrobeniusDS, FrobeniusPSD, PengWei
 
 STATUSES = {"optimal", "converged", "max_iter", "time_limit", "stalled"}
 
@@ -45,7 +47,18 @@ INSTANCES = {
     Conditional: lambda: Conditional(_iris(12), "euclidean", 2),
     Discriminative: lambda: Discriminative(_iris(12), 2),
     Joint: lambda: Joint(_iris(12), "euclidean", 2),
+    PengWei: lambda: PengWei(rbf(_iris(20), 1.0), 3),
+    CvxpyRelaxation: lambda: CvxpyRelaxation(_plain_problem()),
 }
+
+
+def _plain_problem():
+    """A relaxation the package does not ship, in plain cvxpy: the nearest p.s.d. matrix with unit
+    diagonal bounded below by 0.1 off the diagonal, and a bound on a block's sum."""
+    K = rbf(_iris(10), 1.0)
+    X = cvxpy.Variable((10, 10), symmetric=True)
+    constraints = [X >> 0, cvxpy.diag(X) == 1, X >= 0.1, cvxpy.sum(X[:5, :5]) <= 20]
+    return cvxpy.Problem(cvxpy.Minimize(cvxpy.sum_squares(X - 2 * K)), constraints)
 
 
 def _shipped_relaxations():
@@ -60,7 +73,9 @@ def _shipped_relaxations():
     return found
 
 
-CASES = [(cls, m) for cls in INSTANCES for m in cls.methods() if m != "reference"]
+# every method that applies to the instance: the registered ones, and "generic" where the
+# problem is of its class
+CASES = [(cls, m) for cls in INSTANCES for m in INSTANCES[cls]().scalable_methods()]
 IDS = [f"{cls.__name__}-{m}" for cls, m in CASES]
 
 

@@ -18,7 +18,7 @@ EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
 EXAMPLES = sorted(p for p in EXAMPLES_DIR.glob("*.py") if not p.name.startswith("_"))
 
 #: Extra arguments that keep a script fast under test (optional, per script).
-FAST_ARGS = {"ssc_normalizations.py": ["--n-samples", "80"]}
+FAST_ARGS = {"ssc_normalizations.py": ["--n-samples", "80"], "prototype_relaxation.py": ["--n-large", "200"]}
 
 #: One BLAS thread: the examples use small matrices, and oversubscribed threads on a busy
 #: machine make small eigendecompositions many times slower.  The scripts run from a temporary

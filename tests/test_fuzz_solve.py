@@ -314,13 +314,17 @@ def test_validate(args):
                reference_options=reference_options, method_options=method_options, tol_objective=tol_objective,
                name=name, names=["methods", "method", "reference_solver", "reference_options", "method_options",
                                  "tol_objective", "name", "eps", "solver", "foo"])
-    chosen = ["exact"] if methods in (None, "exact") else methods
+    # by default every method that applies: the registered one, and "generic" (a 2 x 2 symmetric
+    # problem is of its class)
+    chosen = ["exact", "generic"] if methods is None else ["exact"] if methods == "exact" else methods
     bad = [arg for arg, ok in (
-        ("methods", isinstance(chosen, (list, tuple)) and len(chosen) > 0 and all(m == "exact" for m in chosen)),
+        ("methods", isinstance(chosen, (list, tuple)) and len(chosen) > 0
+         and all(m in ("exact", "generic") for m in chosen)),
         ("reference_solver", isinstance(reference_solver, str) and reference_solver.upper() in ("SCS", "CLARABEL")),
         ("reference_options", reference_options is None or isinstance(reference_options, dict)),
         ("method_options", method_options is None or (isinstance(method_options, dict) and all(
-            k == "exact" and isinstance(v, dict) for k, v in method_options.items()))),
+            isinstance(chosen, (list, tuple)) and k in chosen and isinstance(v, dict)
+            for k, v in method_options.items()))),
         ("tol_objective", is_positive(tol_objective)),
         ("name", name is None or isinstance(name, str))) if not ok]
     if bad:
@@ -331,7 +335,7 @@ def test_validate(args):
         assert reference_options in ({"eps": -1.0}, {"solver": "SCS"}) or method_options == {"exact": {"foo": 1}}
         return
     assert out.passed == all(c.passed for c in out.comparisons)
-    assert [c.method for c in out.comparisons] == ["exact"]
+    assert [c.method for c in out.comparisons] == list(chosen)
     assert out.name == (name or "two-by-two") and out.to_json()
 
 

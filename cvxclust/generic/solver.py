@@ -58,6 +58,7 @@ from ..acceleration import AndersonAccelerator
 from ..parameters import Interval
 from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from .spectral_set import SpectralSet
 from .standard_form import StandardForm, standard_form
 from .structure import structure
 
@@ -86,6 +87,15 @@ class GenericSolver(IterativeSolver):
         Residual-balancing ratio and period of the penalty.
     partial_eig : bool
         Compute only the needed side of the spectrum when it is small.
+    anderson, safeguard : int, float
+        Memory of the Anderson acceleration of the fixed-point map (0: plain ADMM) and the
+        largest accepted growth of its residual at an extrapolated point
+        (:class:`cvxclust.acceleration.AndersonAccelerator`).
+    cone_free_start, cone_free_tol : bool, float
+        In the two-block case with ``X >> 0`` and a Frobenius term (``c > 0``), first iterate
+        without the cone (no eigendecomposition) until the relative fixed-point residual is below
+        ``cone_free_tol``.  (With a linear objective the problem without the cone is a linear
+        program, on which the splitting is slow: no such start.)
     warm_start : Result or None
         A previous result of this solver (or any Result whose X has the right shape): its point,
         and its multipliers and penalty where they fit the problem, start the iteration (a
@@ -96,7 +106,7 @@ class GenericSolver(IterativeSolver):
     Result
         ``extras``: ``rho``, ``box_multiplier`` (``Lambda``), ``row_multipliers`` (``y``, for the
         rows left after the structure is read), ``structure`` (what the eigendecomposition
-        enforces exactly), ``eigendecompositions``.
+        enforces exactly), ``eigendecompositions``, ``cone_free_iterations``.
     """
 
     method = "generic"
@@ -108,6 +118,8 @@ class GenericSolver(IterativeSolver):
         "adapt_every": Param(100, [Interval(Integral, 1, None, closed="left")]),
         "partial_eig": Param(True, ["boolean"]),
         "anderson": Param(5, [Interval(Integral, 0, None, closed="left")]),
+        "cone_free_start": Param(True, ["boolean"]),
+        "cone_free_tol": Param(1e-4, POSITIVE),
         "safeguard": Param(2.0, POSITIVE),
         "warm_start": Param(None, [None, Result]),
     }
@@ -119,8 +131,10 @@ class GenericSolver(IterativeSolver):
     def _form(self) -> StandardForm:
         if getattr(self, "_standard_form", None) is None:
             form = getattr(self.relaxation, "standard_form", None)
-            form = form if isinstance(form, StandardForm) else getattr(self.relaxation, "_generic_form", None)
-            self._standard_form = form if isinstance(form, StandardForm) else standard_form(self.relaxation.problem())
+            if not isinstance(form, StandardForm):
+                generic_form = getattr(self.relaxation, "generic_form", None)
+                form = generic_form() if generic_form is not None else standard_form(self.relaxation.problem())
+            self._standard_form = form
         return self._standard_form
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -129,7 +143,7 @@ class GenericSolver(IterativeSolver):
         split = structure(form, partial=self.partial_eig)
         n = form.n
         state = SimpleNamespace(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]),
-                                gap=np.inf, worst=np.inf, checked=False)
+)
         finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
         state.boxed = bool(finite_L.any() or finite_U.any())
         state.L0, state.U0 = np.where(finite_L, form.L, 0.0), np.where(finite_U, form.U, 0.0)
@@ -154,7 +168,7 @@ class GenericSolver(IterativeSolver):
             if rows is not None and np.shape(rows) == state.lam.shape:
                 state.lam = -np.asarray(rows, dtype=float)
         state.rho = state.rho0 = rho
-        state.r_primal = np.nan
+        state.r_primal = state.r_dual = np.nan
         state.two_block = split.A.shape[0] == 0
         state.copies = ["B"] if state.two_block else self._copies(state)
         state.m_in = split.A.shape[0] - split.n_eq
@@ -175,7 +189,30 @@ class GenericSolver(IterativeSolver):
             state.gram = (split.A @ split.A.T).tocsc()
             state.factor_key = None
         state.Z = None
+        if state.two_block and form.psd and form.c > 0 and self.cone_free_start and warm is None:
+            self._cone_free_start(state)
         return state
+
+    def _cone_free_start(self, state):
+        """Iterate first on the problem without ``X >> 0`` (affine projections, no
+        eigendecomposition) until its fixed-point residual is below ``cone_free_tol``: it finds
+        most of the box's active set at O(n^2) per iteration, and where the cone is inactive at
+        the optimum the eigendecomposition phase has little left to do."""
+        spectral = state.spectral
+        state.spectral = SpectralSet(spectral.n, psd=False, beta=spectral.beta, trace=spectral.trace,
+                                     trace_max=spectral.trace_max)
+        state.cone_free_iterations = 0
+        try:
+            for state.cone_free_iterations in range(1, self.max_iter + 1):
+                self.step(state, 0)
+                if state.fixed_point_residual <= self.cone_free_tol * max(np.linalg.norm(state.S), _TINY) \
+                        or self.elapsed > self.time_limit:
+                    break
+                state.S = state.accelerator.step(state.S, state.image)
+        finally:
+            state.spectral = spectral
+        state.S, state.image, state.Z = state.image, None, None
+        state.accelerator.reset()
 
     def _copies(self, state):
         copies = []
@@ -209,12 +246,13 @@ class GenericSolver(IterativeSolver):
     def _advance(self, state, iteration):
         """Move past the previous iteration: rebalance rho after a check of a balancing period,
         else take the (accelerated) fixed-point step."""
-        if state.checked and iteration % self.adapt_every == 0:
-            # balance the two stopping figures, each against its tolerance
-            primal, gap = state.worst / self.residual_tol, state.gap / self.tol
-            factor = 2.0 if primal > gap else 0.5
-            within = 1e-3 <= state.rho * factor / state.rho0 <= 1e3  # a runaway penalty helps neither
-            if within and np.isfinite(gap) and max(primal, gap) > self.mu * max(min(primal, gap), _TINY):
+        if iteration % self.adapt_every == 0:
+            # residual balancing (Boyd et al. 2011, 3.4.1) between the distance of X to its copies
+            # and the move of the copies (the dual residual)
+            primal, dual = state.r_primal, state.r_dual
+            factor = 2.0 if primal > dual else 0.5
+            within = 1e-4 <= state.rho * factor / state.rho0 <= 1e4  # a runaway penalty helps neither
+            if within and max(primal, dual) > self.mu * max(min(primal, dual), _TINY):
                 state.rho *= factor
                 if self._rejected(state):
                     state.image = state.accelerator.fallback  # rescale the plain step, not a failed one
@@ -252,9 +290,14 @@ class GenericSolver(IterativeSolver):
     def step(self, state, iteration):
         if state.image is not None:
             self._advance(state, iteration)
-        state.checked = False
         values, multipliers, t, u_t = self._unpack(state)
         form, rho, alpha = state.form, state.rho, self.alpha
+        previous = getattr(state, "previous", None)
+        if previous is not None:
+            move = sum(np.linalg.norm(values[name] - previous[name]) ** 2 for name in state.copies)
+            size = sum(np.linalg.norm(multipliers[name]) ** 2 for name in state.copies)
+            state.r_dual = np.sqrt(move) / max(np.sqrt(size), state.scale * 1e-12, _TINY)
+        state.previous = values
         if state.two_block:
             W, U = values["B"], multipliers["B"]
             V = W - U
@@ -276,8 +319,8 @@ class GenericSolver(IterativeSolver):
             blocks.append(alpha * s + (1.0 - alpha) * t + u_t)
         state.image = np.concatenate(blocks)
         state.fixed_point_residual = float(np.linalg.norm(state.image - state.S))
-        return {"primal_residual": state.r_primal, "fixed_point_residual": state.fixed_point_residual,
-                "rho": state.rho}
+        return {"primal_residual": state.r_primal, "dual_residual": state.r_dual,
+                "fixed_point_residual": state.fixed_point_residual, "rho": state.rho}
 
     def _solve_rows(self, state, r, h):
         """``lambda`` of the X-step: ``(A A^*/h + diag(0, 1/rho)) lambda = r``."""
@@ -365,28 +408,64 @@ class GenericSolver(IterativeSolver):
         return value if form.sense == "minimize" else -value
 
     def _restore(self, state, Z):
-        """``(1 - theta) Z + theta centre`` for the smallest theta that satisfies the box, or None."""
-        centre, form = state.split.centre, state.form
+        """An exactly feasible point near ``Z`` (in S, violating the box a little), or None.
+
+        Where S fixes the row sums but not the trace, the off-diagonal violations are first moved
+        onto the diagonal (``Z + N - Diag(N 1)`` keeps symmetry and row sums and lowers the
+        smallest eigenvalue by at most twice the largest row of N, a Laplacian); then the point
+        is mixed with a feasible ``a 11^T + b I`` (``(1 - theta) A + theta P``, convex, so S and
+        the box are kept) for the smallest theta that repairs the remaining entries and, after
+        the move, the p.s.d. constraint.  P is the point deepest in the cone, or, where that one
+        touches a bound the point violates, the point halfway to the centre.
+        """
+        split, form, spectral = state.split, state.form, state.spectral
         if not state.boxed:
             return Z
-        if state.spectral.trivial:
+        if spectral.trivial:
             return np.clip(Z, form.L, form.U)  # the box is the only constraint: its projection
-        if centre is None:
+        if split.centre is None:
             return None
-        low, high = Z < form.L, Z > form.U
-        if not (low.any() or high.any()):
-            return Z
+        if spectral.beta is not None and spectral.trace is None and split.psd_centre is not None:
+            off = ~np.eye(form.n, dtype=bool)
+            N = np.where(off, np.maximum(form.L - Z, 0.0), 0.0) - np.where(off, np.maximum(Z - form.U, 0.0), 0.0)
+            if np.any(N):
+                A = Z + N
+                A[np.diag_indices(form.n)] -= N.sum(axis=1)
+                shift = 2.0 * float(np.abs(N).sum(axis=1).max())
+                halfway = (split.psd_centre + split.centre) / 2
+                for partner in (split.psd_centre, halfway):
+                    X = self._mix(state, A, partner, shift)
+                    if X is not None:
+                        return X
+                return None
+        return self._mix(state, Z, split.centre, 0.0)
+
+    def _mix(self, state, A, partner, shift):
+        """``(1 - theta) A + theta partner`` for the smallest theta that satisfies the box and
+        (when ``shift > 0``, A's smallest eigenvalue being at least ``-shift``) the cone; None
+        where no theta in [0, 1] does."""
+        form = state.form
+        low, high = A < form.L, A > form.U
+        if not (low.any() or high.any()) and shift == 0.0:
+            return A
+        # a violated entry where the partner is not strictly inside cannot be repaired by mixing
+        if np.any(low & (partner <= form.L)) or np.any(high & (partner >= form.U)):
+            return None
         with np.errstate(divide="ignore", invalid="ignore"):
-            need = np.zeros_like(Z)
-            need[low] = (form.L[low] - Z[low]) / (centre[low] - Z[low])
-            need[high] = (Z[high] - form.U[high]) / (Z[high] - centre[high])
-        # a violated entry where the centre is not strictly inside cannot be repaired by mixing
-        if np.any(low & (centre <= form.L)) or np.any(high & (centre >= form.U)):
-            return None
-        theta = float(need.max())
+            need = np.zeros_like(A)
+            need[low] = (form.L[low] - A[low]) / (partner[low] - A[low])
+            need[high] = (A[high] - form.U[high]) / (A[high] - partner[high])
+        theta = float(need.max(initial=0.0))
+        if shift > 0:
+            n = form.n
+            a = partner[0, 1] if n > 1 else 0.0
+            margin = min(partner[0, 0] - a, partner[0, 0] - a + n * a)  # smallest eigenvalue of a 11' + b I
+            if margin <= 0:
+                return None
+            theta = max(theta, shift / (shift + margin))  # (1 - theta)(-shift) + theta margin >= 0
         if not 0 <= theta <= 1:
             return None
-        X = (1.0 - theta) * Z + theta * centre
+        X = (1.0 - theta) * A + theta * partner
         return np.clip(X, form.L, form.U)  # rounding only: theta makes every entry feasible
 
     def _own_residuals(self, state, X, in_s: bool):
@@ -410,9 +489,8 @@ class GenericSolver(IterativeSolver):
         best = self._better(fresh, bound)
         Z = state.Z
         certificate = Certificate(Z, fresh, form.objective(Z), self._own_residuals(state, Z, in_s=True))
-        # the iterate's own violation and its distance to the copies steer the penalty (a
-        # restored point has no violation)
-        state.worst = max(max(certificate.residuals.values(), default=0.0), state.r_primal)
+        # the violation of the iterate itself (a restored point has none)
+        certificate.figures["iterate_residual"] = max(certificate.residuals.values(), default=0.0)
         if state.two_block:
             X = self._restore(state, Z)
             if X is not None:
@@ -422,9 +500,6 @@ class GenericSolver(IterativeSolver):
                 if relative_gap(restored, best, self.gap_floor) <= self.tol or raw_worst > self.residual_tol:
                     certificate = Certificate(X, fresh, restored, self._own_residuals(state, X, in_s=True),
                                               certificate.figures)
-        # the two stopping figures, for the penalty's balancing
-        state.checked = True
-        state.gap = relative_gap(certificate.objective, best, self.gap_floor) if np.isfinite(best) else np.inf
         if getattr(self.relaxation, "standard_form", None) is None:
             certificate.objective = None  # a relaxation other than the plain problem judges with its own
         return certificate
@@ -432,4 +507,5 @@ class GenericSolver(IterativeSolver):
     def extras(self, state):
         Lam = self._box_multiplier(state)
         return {"rho": state.rho, "box_multiplier": Lam, "row_multipliers": -state.lam,
-                "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions}
+                "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions,
+                "cone_free_iterations": getattr(state, "cone_free_iterations", 0)}

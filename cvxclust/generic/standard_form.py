@@ -42,7 +42,7 @@ __all__ = ["StandardForm", "standard_form"]
 _ATTRIBUTES = {"symmetric", "PSD", "nonneg", "nonpos", "bounds"}
 
 
-@dataclass
+@dataclass(repr=False)
 class StandardForm:
     """A problem of the class, as arrays (see the module docstring).
 
@@ -88,6 +88,12 @@ class StandardForm:
     def m(self) -> int:
         """Number of rows of the linear map."""
         return self.A.shape[0]
+
+    def __repr__(self) -> str:
+        bounds = int(np.isfinite(self.L).sum() + np.isfinite(self.U).sum())
+        equalities = int(np.sum(self.lo == self.hi))
+        return (f"StandardForm(n={self.n}, sense={self.sense!r}, c={self.c:g}, psd={self.psd}, "
+                f"finite bounds={bounds}, rows={self.m} ({equalities} equalities))")
 
     def objective(self, X: np.ndarray) -> float:
         """The objective in the problem's own sense and scale."""

@@ -33,6 +33,9 @@ class Structure:
     n_eq: int
     centre: np.ndarray | None
     absorbed: dict
+    #: the feasible point ``a 11^T + b I`` deepest in the p.s.d. cone (largest smallest
+    #: eigenvalue), a partner of a restoration that has already repaired the box off the diagonal
+    psd_centre: np.ndarray | None = None
 
 
 def structure(form: StandardForm, *, partial: bool = True) -> Structure:
@@ -70,7 +73,9 @@ def structure(form: StandardForm, *, partial: bool = True) -> Structure:
     order = np.argsort(lo != hi, kind="stable")  # equalities first
     A, lo, hi = A[order], lo[order], hi[order]
     n_eq = int(np.sum(lo == hi))
-    return Structure(spectral, sp.csr_matrix(A), lo, hi, n_eq, _centre(form, spectral, A, lo, hi), absorbed)
+    centre = _centre(form, spectral, A, lo, hi)
+    deepest = _centre(form, spectral, A, lo, hi, deepest=True) if form.psd and centre is not None else None
+    return Structure(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest)
 
 
 def _common_row_sums(form: StandardForm):
@@ -135,9 +140,10 @@ def _implied_trace(A, lo, hi, n):
     return float(w @ lo[equality])
 
 
-def _centre(form, spectral, A, lo, hi):
+def _centre(form, spectral, A, lo, hi, deepest: bool = False):
     """The point ``a 11^T + b I`` with the largest margin to every inequality (equalities held),
-    by a linear program in (a, b); None when no point of that form is feasible."""
+    or with ``deepest`` the largest smallest eigenvalue ``min(b, b + n a)``, by a linear program
+    in (a, b); None when no point of that form is feasible."""
     n = form.n
     rows = list(spectral.centre_family())
     off = ~np.eye(n, dtype=bool)
@@ -149,6 +155,9 @@ def _centre(form, spectral, A, lo, hi):
         trace = np.asarray(A[:, np.arange(n) * (n + 1)].sum(axis=1)).ravel()
         rows += list(zip(total, trace, lo, hi))
     A_ub, b_ub, A_eq, b_eq = [], [], [], []
+    if deepest:  # t <= b and t <= b + n a, every other row without margin
+        A_ub += [[0.0, -1.0, 1.0], [-float(n), -1.0, 1.0]]
+        b_ub += [0.0, 0.0]
     for ca, cb, low, high in rows:
         norm = np.hypot(ca, cb)
         if norm == 0:
@@ -157,11 +166,12 @@ def _centre(form, spectral, A, lo, hi):
             A_eq.append([ca, cb, 0.0])
             b_eq.append(low)
             continue
+        margin = 0.0 if deepest else norm
         if np.isfinite(high):
-            A_ub.append([ca, cb, norm])
+            A_ub.append([ca, cb, margin])
             b_ub.append(high)
         if np.isfinite(low):
-            A_ub.append([-ca, -cb, norm])
+            A_ub.append([-ca, -cb, margin])
             b_ub.append(-low)
     scale = max([abs(v) for v in b_ub + b_eq] + [1.0])
     result = linprog([0.0, 0.0, -1.0], A_ub=A_ub or None, b_ub=b_ub or None, A_eq=A_eq or None,

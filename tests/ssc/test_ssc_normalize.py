@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ssc_helpers import kernel, reference
 
 from cvxclust import Result
-from cvxclust.ssc import NORMALIZATIONS, FrobeniusDS, FrobeniusPSD, normalize
+from cvxclust.ssc import NORMALIZATIONS, FrobeniusDS, FrobeniusPSD, PengWei, normalize
 
 INSTANCE = ("iris", 40, 1.0)  # the DS solution is not p.s.d. here: (7) differs from (6)
 
@@ -27,25 +27,43 @@ def assert_doubly_stochastic(F, atol=1e-6):
     assert F.min() >= -atol
 
 
-def test_normalizations_are_the_five_of_the_paper():
-    assert set(NORMALIZATIONS) == {"none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd"}
+def test_normalizations_are_the_five_of_the_paper_and_peng_wei():
+    assert set(NORMALIZATIONS) == {"none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd", "peng-wei"}
+
+
+def test_peng_wei_needs_the_number_of_clusters(K):
+    with pytest.raises(TypeError, match="n_clusters"):
+        normalize(K, "peng-wei")
+
+
+def test_peng_wei_is_a_doubly_stochastic_psd_matrix_of_trace_k_and_agrees_with_clarabel(K):
+    K_hat, result = normalize(K, "peng-wei", n_clusters=3, return_result=True)
+    assert result.method == "generic" and result.status == "optimal"
+    assert np.trace(K_hat) == pytest.approx(3.0, abs=1e-9)
+    assert result.max_residual <= 1e-6  # certified: nonnegative up to residual_tol
+    assert np.linalg.eigvalsh(K_hat)[0] >= -1e-9 and K_hat.min() >= -1e-6 * np.abs(K_hat).max()
+    np.testing.assert_allclose(K_hat @ np.ones(len(K)), 1.0, atol=1e-9)
+    reference = PengWei(K, 3).solve("reference")
+    assert result.objective == pytest.approx(reference.objective, rel=1e-6)
+    assert result.dual_bound >= reference.objective - 1e-7 * abs(reference.objective)
 
 
 @pytest.mark.parametrize("method", NORMALIZATIONS)
 def test_every_method_returns_a_symmetric_matrix(K, method):
     K_before = K.copy()
-    K_hat, result = normalize(K, method, return_result=True)
+    options = {"n_clusters": 3} if method == "peng-wei" else {}
+    K_hat, result = normalize(K, method, return_result=True, **options)
     assert K_hat.shape == K.shape
     assert np.all(np.isfinite(K_hat))
     np.testing.assert_allclose(K_hat, K_hat.T, atol=1e-12)
     np.testing.assert_array_equal(K, K_before)  # input untouched
-    if method in ("frobenius", "frobenius-psd"):
+    if method in ("frobenius", "frobenius-psd", "peng-wei"):
         assert isinstance(result, Result) and result.status == "optimal"
         np.testing.assert_array_equal(result.X, K_hat)
     else:
         assert result is None
     # the default return is the matrix alone, the same one
-    np.testing.assert_allclose(normalize(K, method), K_hat, atol=1e-12)
+    np.testing.assert_allclose(normalize(K, method, **options), K_hat, atol=1e-12)
 
 
 def test_default_method_is_frobenius_psd(K):
@@ -143,9 +161,10 @@ def test_psd_objective_is_above_ds_objective(K):
     assert psd.dual_bound > ds.objective
 
 
-@pytest.mark.parametrize("method", NORMALIZATIONS)
+@pytest.mark.parametrize("method", [m for m in NORMALIZATIONS if m != "peng-wei"])
 def test_frobenius_is_identity_on_doubly_stochastic_psd(method):
-    """A doubly stochastic p.s.d. matrix is already normalized by RC, NC, FSC and SSC."""
+    """A doubly stochastic p.s.d. matrix is already normalized by RC, NC, FSC and SSC (Peng-Wei
+    maximises <K, X> instead: no identity)."""
     n = 12
     F = 0.6 * np.eye(n) + 0.4 / n
     np.testing.assert_allclose(normalize(F, method), F, atol=1e-6)

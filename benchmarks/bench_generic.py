@@ -1,0 +1,165 @@
+"""Speed of the generic solver (``cvxclust.solve``) on relaxations read from their cvxpy
+statements: the Peng-Wei SDP against cvxpy+SCS, and SSC (7) against its hand-written ADMM.
+
+    python benchmarks/bench_generic.py                          # Peng-Wei n = 300, 500, 1000; SSC n = 500, 1000
+    python benchmarks/bench_generic.py --pw-sizes 60 --ssc-sizes 100 --scs-max-n 60    # a quick check
+
+* **Peng-Wei** (``maximize <K, X>`` over p.s.d., nonnegative X with unit row sums and trace k)
+  on digits, linear kernel of the pixel intensities scaled to [0, 1], k = 10.  The generic
+  solver stops at a certified relative gap ``tol`` (default 1e-6, residuals 1e-6); SCS runs at
+  ``eps_abs = eps_rel = --scs-eps`` (default 1e-6), the matched accuracy.  "error vs certified":
+  the distance of a method's objective to the generic solver's certified interval
+  [objective, bound], relative to the objective (0 inside it).
+* **SSC (7)** on digits (rbf, median width): the generic solver on ``FrobeniusPSD.problem()``
+  against the hand-written ``admm``, both at tol = residual_tol = 1e-7.
+
+Each (problem, n, method) runs in its own process (:func:`_harness.run_case`: its peak resident
+memory is its own; a run past ``--timeout`` is killed and reported).  "in eigh": wall time over
+one full ``numpy.linalg.eigh`` of the same order timed in the same run.  Writes
+``benchmarks/results/generic_speed.{md,json,png}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+from _harness import (RESULTS, eigh_seconds, environment, fmt, markdown_table, options_record, plot_times, run_case,
+                      write_results)
+
+
+def _digits(n: int) -> np.ndarray:
+    from cvxclust.datasets import load_dataset
+
+    X, _ = load_dataset("digits", n_samples=n)
+    return X
+
+
+def peng_wei_case(n: int, method: str, k: int, tol: float, scs_eps: float) -> dict:
+    """One solve of the Peng-Wei SDP on n digits."""
+    from cvxclust.ssc import PengWei
+
+    X = _digits(n) / 16.0
+    relaxation = PengWei(X @ X.T, k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "generic":
+            result = relaxation.solve("generic", tol=tol, residual_tol=tol)
+        else:
+            result = relaxation.solve("reference", solver="SCS", eps=scs_eps)
+    return _row(result)
+
+
+def ssc_case(n: int, method: str, tol: float) -> dict:
+    """One solve of SSC (7) on n digits."""
+    from cvxclust.kernels import rbf
+    from cvxclust.ssc import FrobeniusPSD
+
+    relaxation = FrobeniusPSD(rbf(_digits(n)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = relaxation.solve(method, tol=tol, residual_tol=tol)
+    return _row(result)
+
+
+def _row(result) -> dict:
+    return {"time": result.time, "objective": result.objective, "dual_bound": result.dual_bound,
+            "relative_gap": result.relative_gap, "max_residual": result.max_residual, "status": result.status,
+            "iterations": result.iterations}
+
+
+def compare(rows: list[dict], eigh: dict) -> None:
+    """Time in eigh; for Peng-Wei the SCS time over the generic time and each objective's
+    distance to the generic solver's certified interval; for SSC the time over admm's."""
+    for r in rows:
+        r["eigh_time"] = eigh.get(r["n"])
+        if np.isfinite(r.get("time", np.nan)) and r["eigh_time"]:
+            r["in_eigh"] = r["time"] / r["eigh_time"]
+        same = {q["method"]: q for q in rows if q["problem"] == r["problem"] and q["n"] == r["n"] and "time" in q}
+        generic = same.get("generic")
+        if r["problem"] == "peng-wei" and generic and generic.get("dual_bound") is not None and "objective" in r:
+            low, high = sorted((generic["objective"], generic["dual_bound"]))
+            r["error_vs_certified"] = max(low - r["objective"], r["objective"] - high, 0.0) / abs(generic["objective"])
+            if r["method"] == "generic" and "scs" in same and np.isfinite(same["scs"].get("time", np.nan)):
+                r["scs_over_generic"] = same["scs"]["time"] / r["time"]
+        if r["problem"] == "ssc" and r["method"] == "generic" and "admm" in same:
+            r["generic_over_admm"] = r["time"] / same["admm"]["time"]
+
+
+def markdown(rows: list[dict]) -> str:
+    header = ["problem", "n", "method", "time (s)", "in eigh", "SCS time / generic time", "generic time / admm time",
+              "objective", "certified gap", "error vs certified", "max residual", "iterations", "peak RSS (MB)",
+              "status"]
+    return markdown_table(header, [
+        [r["problem"], r["n"], r["method"], fmt(r.get("time"), ".2f"), fmt(r.get("in_eigh"), ".0f"),
+         fmt(r.get("scs_over_generic"), ".1f"), fmt(r.get("generic_over_admm"), ".2f"), fmt(r.get("objective"), ".8g"),
+         fmt(r.get("relative_gap"), ".1e"), fmt(r.get("error_vs_certified"), ".1e"), fmt(r.get("max_residual"), ".1e"),
+         r.get("iterations", "–"), fmt(r.get("peak_rss_mb"), ".0f"), r["status"]]
+        for r in rows])
+
+
+def plot(rows, path):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (problem, title) in zip(axes, [("peng-wei", "Peng-Wei SDP, digits"), ("ssc", "SSC (7), digits")]):
+        mine = [r for r in rows if r["problem"] == problem]
+        plot_times(ax, mine, dict.fromkeys(r["method"] for r in mine), title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pw-sizes", type=int, nargs="*", default=[300, 500, 1000])
+    parser.add_argument("--ssc-sizes", type=int, nargs="*", default=[500, 1000])
+    parser.add_argument("--k", type=int, default=10, help="clusters of the Peng-Wei SDP")
+    parser.add_argument("--tol", type=float, default=1e-6, help="tol and residual_tol of the generic solver (Peng-Wei)")
+    parser.add_argument("--scs-eps", type=float, default=1e-6)
+    parser.add_argument("--scs-max-n", type=int, default=500, help="largest n for SCS")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="kill a run after this many seconds")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads of each run")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    env = environment(__file__, argv, args.threads)
+
+    from tqdm import tqdm
+
+    jobs = [("peng-wei", n, m) for n in args.pw_sizes for m in ("generic", "scs") if m == "generic" or n <= args.scs_max_n]
+    jobs += [("ssc", n, m) for n in args.ssc_sizes for m in ("admm", "generic")]
+    rows = []
+    for problem, n, method in tqdm(jobs, desc="bench generic"):
+        row = {"problem": problem, "n": n, "method": method}
+        if problem == "peng-wei":
+            rows.append(run_case(__file__, "peng_wei_case", n, method, args.k, args.tol, args.scs_eps,
+                                 timeout=args.timeout, threads=args.threads, row=row))
+        else:
+            rows.append(run_case(__file__, "ssc_case", n, method, 1e-7, timeout=args.timeout, threads=args.threads,
+                                 row=row))
+        tqdm.write(f"{problem} n={n} {method}: {rows[-1]['status']}  {fmt(rows[-1].get('time'), '.2f')} s")
+    eigh = {n: eigh_seconds(n, args.threads) for n in sorted({n for _, n, _ in jobs})}
+    compare(rows, eigh)
+    description = (
+        f"The generic solver reads each problem from its cvxpy statement (cvxclust.solve). Peng-Wei SDP on digits "
+        f"(linear kernel of the pixels scaled to [0, 1], k = {args.k}): generic at tol = residual_tol = {args.tol:g} "
+        f"against cvxpy+SCS at eps = {args.scs_eps:g} (n <= {args.scs_max_n}); 'error vs certified': the distance of "
+        "the objective to the generic solver's certified interval, relative. SSC (7) on digits (rbf, median width): "
+        "generic against the hand-written ADMM, both at tol = residual_tol = 1e-7. Times are wall seconds of the "
+        "solve (the generic time includes reading the problem; cvxpy: compilation + solver); 'in eigh': the time in "
+        f"units of one full numpy.linalg.eigh of the same order, timed in the same run; {args.threads} BLAS thread(s) "
+        "per run."
+    )
+    table = markdown(rows)
+    write_results(args.out, "generic_speed", "The generic solver: speed against cvxpy+SCS and a hand-written solver",
+                  description, table, {"options": options_record(args), "eigh_seconds": eigh, "rows": rows}, env,
+                  plot=lambda path: plot(rows, path))
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
