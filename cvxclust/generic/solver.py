@@ -33,8 +33,9 @@ whose first term is a projection onto S (``c > 0``) or an extreme eigenvalue (``
 bounds the trace; otherwise it is finite only where ``C - Lambda - A^* y`` is p.s.d. and the
 solver says that no bound is available).  The ADMM multipliers (``Lambda = -rho U``) are used.
 
-**The returned point.**  The iterate in S; in the two-block case it is mixed with the strictly
-feasible centre ``a 11^T + b I`` as far as the box needs (:mod:`cvxclust.generic.structure`), so
+**The returned point.**  The iterate in S; in the two-block case it is restored
+(:func:`cvxclust.generic.restoration.restore`: the box violations off the diagonal moved onto it,
+then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.structure`), so
 it is exactly feasible where such a centre exists, and the certified gap is that of a feasible
 point.  Elsewhere the residuals are reported as they are.
 
@@ -60,6 +61,7 @@ from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm, standard_form
+from .restoration import restore
 from .structure import structure
 
 __all__ = ["GenericSolver"]
@@ -407,67 +409,6 @@ class GenericSolver(IterativeSolver):
         value -= 8.0 * form.n * np.finfo(float).eps * size
         return value if form.sense == "minimize" else -value
 
-    def _restore(self, state, Z):
-        """An exactly feasible point near ``Z`` (in S, violating the box a little), or None.
-
-        Where S fixes the row sums but not the trace, the off-diagonal violations are first moved
-        onto the diagonal (``Z + N - Diag(N 1)`` keeps symmetry and row sums and lowers the
-        smallest eigenvalue by at most twice the largest row of N, a Laplacian); then the point
-        is mixed with a feasible ``a 11^T + b I`` (``(1 - theta) A + theta P``, convex, so S and
-        the box are kept) for the smallest theta that repairs the remaining entries and, after
-        the move, the p.s.d. constraint.  P is the point deepest in the cone, or, where that one
-        touches a bound the point violates, the point halfway to the centre.
-        """
-        split, form, spectral = state.split, state.form, state.spectral
-        if not state.boxed:
-            return Z
-        if spectral.trivial:
-            return np.clip(Z, form.L, form.U)  # the box is the only constraint: its projection
-        if split.centre is None:
-            return None
-        if spectral.beta is not None and spectral.trace is None and split.psd_centre is not None:
-            off = ~np.eye(form.n, dtype=bool)
-            N = np.where(off, np.maximum(form.L - Z, 0.0), 0.0) - np.where(off, np.maximum(Z - form.U, 0.0), 0.0)
-            if np.any(N):
-                A = Z + N
-                A[np.diag_indices(form.n)] -= N.sum(axis=1)
-                shift = 2.0 * float(np.abs(N).sum(axis=1).max())
-                halfway = (split.psd_centre + split.centre) / 2
-                for partner in (split.psd_centre, halfway):
-                    X = self._mix(state, A, partner, shift)
-                    if X is not None:
-                        return X
-                return None
-        return self._mix(state, Z, split.centre, 0.0)
-
-    def _mix(self, state, A, partner, shift):
-        """``(1 - theta) A + theta partner`` for the smallest theta that satisfies the box and
-        (when ``shift > 0``, A's smallest eigenvalue being at least ``-shift``) the cone; None
-        where no theta in [0, 1] does."""
-        form = state.form
-        low, high = A < form.L, A > form.U
-        if not (low.any() or high.any()) and shift == 0.0:
-            return A
-        # a violated entry where the partner is not strictly inside cannot be repaired by mixing
-        if np.any(low & (partner <= form.L)) or np.any(high & (partner >= form.U)):
-            return None
-        with np.errstate(divide="ignore", invalid="ignore"):
-            need = np.zeros_like(A)
-            need[low] = (form.L[low] - A[low]) / (partner[low] - A[low])
-            need[high] = (A[high] - form.U[high]) / (A[high] - partner[high])
-        theta = float(need.max(initial=0.0))
-        if shift > 0:
-            n = form.n
-            a = partner[0, 1] if n > 1 else 0.0
-            margin = min(partner[0, 0] - a, partner[0, 0] - a + n * a)  # smallest eigenvalue of a 11' + b I
-            if margin <= 0:
-                return None
-            theta = max(theta, shift / (shift + margin))  # (1 - theta)(-shift) + theta margin >= 0
-        if not 0 <= theta <= 1:
-            return None
-        X = (1.0 - theta) * A + theta * partner
-        return np.clip(X, form.L, form.U)  # rounding only: theta makes every entry feasible
-
     def _own_residuals(self, state, X, in_s: bool):
         residuals = state.form.residuals(X, spectrum=not in_s)
         if in_s and state.form.psd:
@@ -492,7 +433,7 @@ class GenericSolver(IterativeSolver):
         # the violation of the iterate itself (a restored point has none)
         certificate.figures["iterate_residual"] = max(certificate.residuals.values(), default=0.0)
         if state.two_block:
-            X = self._restore(state, Z)
+            X = restore(state.form, state.split, Z)
             if X is not None:
                 restored = form.objective(X)
                 certificate.figures["restored_objective"] = restored
