@@ -6,6 +6,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
+from .._checks import check_square_matrix
 from .._relaxation import Relaxation
 from ..result import Result
 from .solver import GenericSolver
@@ -41,11 +42,9 @@ class CvxpyRelaxation(Relaxation):
 
     def _check(self, X) -> np.ndarray:
         n = self.standard_form.n
-        X = np.asarray(X, dtype=float)
+        X = check_square_matrix(X, "X", symmetric=False)
         if X.shape != (n, n):
             raise ValueError(f"X must be of shape ({n}, {n}), got {X.shape}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinite entries")
         return X
 
     def objective(self, X) -> float:

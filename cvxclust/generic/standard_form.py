@@ -224,6 +224,11 @@ def symmetrize_columns(A: sp.spmatrix, n: int) -> sp.csr_matrix:
     return sp.csr_matrix((A + A[:, transposed]) * 0.5)
 
 
+def _symmetric_identity(n: int) -> sp.csr_matrix:
+    """The identity map of symmetric matrices on vec(X): ``(I + transpose) / 2``."""
+    return symmetrize_columns(sp.identity(n * n, format="csr"), n)
+
+
 class _Reader:
     """Accumulates the standard form term by term and constraint by constraint."""
 
@@ -278,7 +283,7 @@ class _Reader:
         gram = (A.T @ A).tocsr()
         diagonal = np.arange(n) * (n + 1)
         scale = float(gram[diagonal[0], diagonal[0]])
-        identity = symmetrize_columns(sp.identity(n * n, format="csr"), n)
+        identity = _symmetric_identity(n)
         if scale <= 0 or abs(gram - scale * identity).max() > 1e-10 * scale:
             raise ValueError(f"the squared norm in {expr} is not of the form ||a X + E||_F^2: the generic solver "
                              "takes squared Frobenius norms of the whole matrix (a weighted or partial norm "
@@ -295,7 +300,7 @@ class _Reader:
                              "inequalities of X")
         if isinstance(constraint, cp.constraints.PSD):
             A, b = self._affine(constraint.args[0])
-            identity = symmetrize_columns(sp.identity(self.n * self.n, format="csr"), self.n)
+            identity = _symmetric_identity(self.n)
             if A.shape != identity.shape or abs(A - identity).max() > 1e-12 or np.abs(b).max(initial=0) > 0:
                 raise ValueError(f"{name}: the only semidefinite constraint of the class is X >> 0 on the whole "
                                  "variable")
