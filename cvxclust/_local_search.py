@@ -1,12 +1,17 @@
 """Pieces of the greedy local searches over labelings (cluhsic and cluhsical): the statistics
 ``K Pi`` and ``S = Pi^T K Pi`` of a labeling, their O(m + c) update when one point moves, the
-statistics with one point taken out, the sweep over the points, and random restarts."""
+statistics with one point taken out, the sweep over the points, random restarts, starts that
+ignore the structure, and the relabelling of whole clusters."""
 
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
+from sklearn.cluster import KMeans
+
+from .kernels import kernel_embedding
 
 
 def best_of_starts(search, n_samples: int, n_clusters: int, *, known: np.ndarray, init, n_init: int, rng):
@@ -117,3 +122,59 @@ class SweepSearch:
         if iteration == 0:
             row["start_objective"] = state.start
         return row
+
+
+def structure_free_starts(K: np.ndarray, n_clusters: int, n_starts: int, *, known=None, rng=None) -> list[np.ndarray]:
+    """``n_starts`` partitions by k-means (one k-means++ run each) on the kernel-PCA embedding of
+    K (:func:`cvxclust.kernels.kernel_embedding`, computed once), known labels imposed; none
+    when K has no positive eigenvalue."""
+    rng = np.random.default_rng(rng)
+    try:
+        embedding = kernel_embedding(K)
+    except ValueError:
+        return []
+    starts = []
+    for _ in range(n_starts):
+        labels = KMeans(n_clusters, n_init=1, random_state=int(rng.integers(2**31))).fit_predict(embedding)
+        if known is not None:
+            labels[known >= 0] = known[known >= 0]
+        starts.append(labels.astype(int))
+    return starts
+
+
+def best_relabelling(value, n_clusters: int, *, fixed=(), n_starts: int = 20, rng=None) -> np.ndarray:
+    """The relabelling ``sigma`` (cluster k becomes ``sigma[k]``) that maximizes ``value(sigma)``
+    among those found by swapping two labels while that gains, from the identity and from
+    ``n_starts - 1`` random permutations; clusters in ``fixed`` (holding known points) keep their
+    label.  Never worse than the identity.  ``value`` is cheap: a function of c x c statistics."""
+    rng = np.random.default_rng(rng)
+    identity = np.arange(n_clusters)
+    free = np.setdiff1d(identity, np.asarray(fixed, dtype=int))
+    best, best_value = identity, value(identity)
+    if free.size < 2:
+        return best
+    pairs = list(itertools.combinations(free, 2))
+    for start in range(n_starts):
+        sigma = identity.copy()
+        if start:
+            sigma[free] = rng.permutation(sigma[free])
+        current = value(sigma)
+        improved = True
+        while improved:
+            improved = False
+            for a, b in pairs:
+                sigma[[a, b]] = sigma[[b, a]]
+                candidate = value(sigma)
+                if candidate > current + 1e-12 * abs(current):
+                    current, improved = candidate, True
+                else:
+                    sigma[[a, b]] = sigma[[b, a]]
+        if current > best_value + 1e-12 * abs(best_value):
+            best, best_value = sigma.copy(), current
+    return best
+
+
+def relabelled_statistics(S: np.ndarray, sizes: np.ndarray, sigma: np.ndarray):
+    """``S`` and the sizes after relabelling cluster k as ``sigma[k]``."""
+    inverse = np.argsort(sigma)
+    return S[np.ix_(inverse, inverse)], sizes[inverse]

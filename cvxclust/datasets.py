@@ -1,4 +1,5 @@
-"""Real data sets bundled with scikit-learn (no network), with deterministic stratified subsets.
+"""Real data sets bundled with scikit-learn (no network), with deterministic stratified subsets,
+image sets with a known cluster structure, and Gaussian blobs laid out along a structure.
 
 ``load_dataset(name, n_samples)`` returns ``(X, y)`` sorted by class label, so that affinity
 matrices of the result show the clusters as diagonal blocks.
@@ -13,8 +14,10 @@ from sklearn import datasets as _skdatasets
 
 from ._checks import check_choice, check_random_state
 from ._image_sets import objects_by_pose, rotating_object
+from ._structured_blobs import structure_layout, structured_blobs
 
-__all__ = ["load_dataset", "DATASETS", "DIGIT_SHIFTS", "rotating_object", "objects_by_pose"]
+__all__ = ["load_dataset", "DATASETS", "DIGIT_SHIFTS", "rotating_object", "objects_by_pose", "structure_layout",
+           "structured_blobs"]
 
 #: Names accepted by :func:`load_dataset`, with the scikit-learn loader of each.
 DATASETS = {

@@ -27,7 +27,7 @@ from ._checks import (
 )
 
 __all__ = ["rbf", "polynomial", "linear", "knn_affinity", "center", "median_distance", "affinity", "AFFINITIES",
-           "kernel_kmeans"]
+           "kernel_embedding", "kernel_kmeans"]
 
 
 def _symmetrize(K: np.ndarray) -> np.ndarray:
@@ -283,6 +283,25 @@ def affinity(X, kind: str = "rbf", **params) -> np.ndarray:
 _EMBED_RTOL = 1e-10
 
 
+def kernel_embedding(K) -> np.ndarray:
+    r"""The kernel-PCA embedding :math:`\Phi = U_+ \Lambda_+^{1/2}` of a symmetric ``K``
+    (:math:`K = U \Lambda U^\top`, the eigenpairs with :math:`\lambda > 10^{-10}\lambda_{\max}`):
+    :math:`\Phi\Phi^\top` is K for a p.s.d. K (up to the dropped null space), its p.s.d. part
+    otherwise.
+
+    Raises
+    ------
+    ValueError
+        Naming ``K``: not square, symmetric and finite, or without a positive eigenvalue.
+    """
+    K = check_square_matrix(K, "K", min_size=2)
+    w, V = np.linalg.eigh(K)
+    if w[-1] <= 0:
+        raise ValueError("K must have a positive eigenvalue: kernel k-means clusters its p.s.d. part, which is 0")
+    keep = w > _EMBED_RTOL * w[-1]
+    return V[:, keep] * np.sqrt(w[keep])
+
+
 def kernel_kmeans(K, n_clusters: int, *, n_init: int = 10, random_state=None) -> np.ndarray:
     r"""Kernel k-means: scikit-learn ``KMeans`` on the kernel-PCA embedding of ``K``.
 
@@ -326,9 +345,5 @@ def kernel_kmeans(K, n_clusters: int, *, n_init: int = 10, random_state=None) ->
     n_clusters = check_n_clusters(n_clusters, K.shape[0])
     n_init = check_int_range(n_init, "n_init", 1)
     random_state = check_random_state(random_state)
-    w, V = np.linalg.eigh(K)
-    if w[-1] <= 0:
-        raise ValueError("K must have a positive eigenvalue: kernel k-means clusters its p.s.d. part, which is 0")
-    keep = w > _EMBED_RTOL * w[-1]
-    embedding = V[:, keep] * np.sqrt(w[keep])
+    embedding = kernel_embedding(K)
     return KMeans(n_clusters, n_init=n_init, random_state=random_state).fit_predict(embedding)

@@ -20,12 +20,15 @@ from .._kernel_estimators import (
     resolve_structure,
     top_factor,
 )
+from .._local_search import structure_free_starts
 from ..linalg import blas_threads
 from ..parameters import Interval, Options
 from ..structures import check_output_kernel, output_kernel
+from ._certificate import AFFORDABLE_ORDER, PartitionCertificate, certify_partition
 from ._heuristics import cccp, greedy, nmf, spectral
 from ._lowrank import lowrank
 from ._objectives import objective, partition_matrix
+from ._refine import refine
 from ._rounding import round_best
 from ._sdp import CLUHSICSDP
 
@@ -58,6 +61,14 @@ class CLUHSIC(KernelClusterMixin):
       relaxation of k-means and so ignore A (Section 4); they need a positive semidefinite
       kernel;
     * ``"nmf"``: the nonnegative-matrix baseline of Table 1.
+
+    With ``refine=True`` (default) the method's partition is then refined
+    (:func:`cvxclust.cluhsic.refine`): its clusters are placed on the structure by a quadratic
+    assignment over the c x c cluster kernel, then the greedy local search moves single points,
+    in turn until neither raises the objective; the same refinement runs from ``refine_starts``
+    structure-free starts (k-means runs on the kernel-PCA embedding of K, placed on the
+    structure the same way), and the partition with the largest objective is returned.  A partition can be right as a set of groups and wrong in where
+    it puts them (a chain read in a scrambled order): single-point moves alone cannot repair that.
 
     Parameters
     ----------
@@ -92,6 +103,16 @@ class CLUHSIC(KernelClusterMixin):
     solver_options : dict, default=None
         Options of the chosen optimizer (:func:`greedy`, :func:`lowrank`, the SDP's solver,
         ...), e.g. ``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ``n_init``.
+    refine : bool, default=True
+        Refine the method's partition and the structure-free starts as described above; False
+        returns the method's partition as it is (the paper's pipelines).
+    refine_starts : int, default=5
+        Number of structure-free starts of the refinement.
+    certify : {"auto", True, False}, default="auto"
+        Bound the returned partition's distance to the best one by the SDP (5.23)'s certified
+        upper bound (:func:`cvxclust.cluhsic.certify_partition`): always (True; the SDP has order
+        m c and costs minutes from m c ~ 300), never (False), or when ``m c <= 200`` ("auto").
+        Normalized objective (2.4) only.
     random_state : int, RandomState or None
 
     Attributes
@@ -103,6 +124,11 @@ class CLUHSIC(KernelClusterMixin):
     result_ : Result or None
         The optimizer's result (for ``"lowrank"`` and ``"sdp"`` the relaxation's, before the
         rounding); None for ``n_clusters=1``.
+    method_objective_ : float
+        The objective of the method's own partition, before the refinement.
+    certificate_ : PartitionCertificate
+        ``upper_bound`` and ``gap`` when a certificate was computed; otherwise ``available`` is
+        False and ``reason`` says why.
     n_iter_ : int
         Iterations of the optimizer (``result_.iterations``; 0 for ``n_clusters=1``).
 
@@ -133,6 +159,9 @@ class CLUHSIC(KernelClusterMixin):
         "rank": [Interval(Integral, 1, None, closed="left")],
         "bias": [Interval(Real, 0, None, closed="left")],
         "solver_options": ["dict", None],
+        "refine": ["boolean"],
+        "refine_starts": [Interval(Integral, 0, None, closed="left")],
+        "certify": [Options("auto"), "boolean"],
         "random_state": RANDOM_STATE,
     }
 
@@ -151,6 +180,9 @@ class CLUHSIC(KernelClusterMixin):
         rank=10,
         bias=0.1,
         solver_options=None,
+        refine=True,
+        refine_starts=5,
+        certify="auto",
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -165,6 +197,9 @@ class CLUHSIC(KernelClusterMixin):
         self.rank = rank
         self.bias = bias
         self.solver_options = solver_options
+        self.refine = refine
+        self.refine_starts = refine_starts
+        self.certify = certify
         self.random_state = random_state
 
     def _output_kernel(self) -> np.ndarray:
@@ -198,20 +233,51 @@ class CLUHSIC(KernelClusterMixin):
             raise ValueError(f"method={self.method!r} cannot take known labels y; use greedy, sdp or lowrank")
         with blas_threads(m):
             K = input_kernel(X, self.affinity, self.gamma, self.degree, self.n_neighbors)
+            rng = check_random_state(self.random_state)
             if c == 1:
                 self.result_, labels = None, np.zeros(m, dtype=int)
             else:
-                self.result_, labels = self._solve(K, A, known)
-            self.labels_ = np.asarray(labels, dtype=int)
+                self.result_, labels = self._solve(K, A, known, rng)
+            labels = np.asarray(labels, dtype=int)
+            self.method_objective_ = check_objective(objective(K, A, partition_matrix(labels, c,
+                                                                                      normalized=self.normalized)))
+            if c > 1 and self.refine:
+                labels = self._refined(K, A, labels, known, rng)
+            self.labels_ = labels
             P = partition_matrix(self.labels_, c, normalized=self.normalized)
             self.objective_ = check_objective(objective(K, A, P))
+            self.certificate_ = self._certificate(K, A, known)
         self.output_kernel_ = A
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         return self
 
-    def _solve(self, K, A, known):
+    def _refined(self, K, A, labels, known, rng):
+        """The best refinement of the method's partition and of the structure-free starts."""
+        seed = rng.randint(2**32)
+        best = None
+        for start in [labels, *structure_free_starts(K, A.shape[0], self.refine_starts, known=known, rng=seed)]:
+            candidate, value, _ = refine(K, A, start, normalized=self.normalized, known=known,
+                                         rng=rng.randint(2**32))
+            if best is None or value > best[1]:
+                best = candidate, value
+        return best[0]
+
+    def _certificate(self, K, A, known) -> PartitionCertificate:
+        m, c = K.shape[0], A.shape[0]
+        if c == 1:
+            return PartitionCertificate(True, self.objective_, self.objective_, 0.0)  # the only partition
+        if not self.normalized:
+            return PartitionCertificate(False, self.objective_,
+                                        reason="the SDP (5.23) relaxes the normalized objective (2.4) only")
+        if self.certify == "auto" and m * c > AFFORDABLE_ORDER:
+            return PartitionCertificate(False, self.objective_, reason=(
+                f"the SDP (5.23) has order m c = {m * c} > {AFFORDABLE_ORDER}: pass certify=True to solve it anyway"))
+        if not self.certify:
+            return PartitionCertificate(False, self.objective_, reason="certify=False")
+        return certify_partition(K, A, self.labels_, known=known)
+
+    def _solve(self, K, A, known, rng):
         """The optimizer's result and the labels."""
-        rng = check_random_state(self.random_state)
         options = dict(self.solver_options or {})
         check_psd_kernel(K, self.affinity, self.method, options)
         if self.method == "sdp":

@@ -21,12 +21,14 @@ from .._kernel_estimators import (
     top_factor,
 )
 from ..cluhsic import CLUHSICSDP, lowrank, round_best
+from .._local_search import structure_free_starts
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, validate_parameters
 from ..structures import LOSS_KINDS, check_loss_matrix, loss_matrix, output_kernel
 from ._greedy import LocalSearch, search
 from ._output_kernels import relaxation_output_kernel
 from ._partition import check_C, evaluate
+from ._refine import refine
 
 __all__ = ["CLUHSICAL"]
 
@@ -63,6 +65,13 @@ class CLUHSICAL(KernelClusterMixin):
       rounded by :func:`cvxclust.cluhsic.round_best` and then polished by the greedy from the
       rounded labels, so that the result is a local optimum of the objective above.  ``"sdp"``
       forms an mc x mc matrix: small m only.
+
+    With ``refine=True`` (default) the method's partition is then refined: whole clusters are
+    relabelled by the best swaps of labels (on the c x c statistics of the partition), then the greedy moves single points, in turn until neither raises the objective; the
+    same refinement runs from ``refine_starts`` structure-free starts (k-means runs on the
+    kernel-PCA embedding of K), and the partition with the largest objective is returned.  The
+    greedy alone moves one point at a time: it cannot empty a cluster into another, and stops
+    with clusters merged, split or left empty.
 
     Parameters
     ----------
@@ -102,6 +111,11 @@ class CLUHSICAL(KernelClusterMixin):
         (``tol``, ``max_iter``, ``time_limit``); for the relaxations those of
         :func:`cvxclust.cluhsic.lowrank` (``rank``, ``bias``, ``residual_tol``, ...) or of the
         SDP's solver (``tol``, ``residual_tol``, ``max_iter``, ...).
+    refine : bool, default=True
+        Refine the method's partition and the structure-free starts as described above; False
+        returns the method's partition as it is (the paper's pipeline).
+    refine_starts : int, default=5
+        Number of structure-free starts of the refinement.
     random_state : int, RandomState or None
 
     Attributes
@@ -113,6 +127,8 @@ class CLUHSICAL(KernelClusterMixin):
     result_ : Result or None
         The greedy's result (for the relaxations, the polishing run); None for
         ``n_clusters=1``.
+    method_objective_ : float
+        The objective of the method's own partition, before the refinement.
     relaxation_result_ : Result or None
         For ``"lowrank"`` and ``"sdp"``: the relaxation's result.
     n_iter_ : int
@@ -141,6 +157,8 @@ class CLUHSICAL(KernelClusterMixin):
         "method": [Options(*METHODS)],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "solver_options": ["dict", None],
+        "refine": ["boolean"],
+        "refine_starts": [Interval(Integral, 0, None, closed="left")],
         "random_state": RANDOM_STATE,
     }
 
@@ -160,6 +178,8 @@ class CLUHSICAL(KernelClusterMixin):
         method="greedy",
         n_init=10,
         solver_options=None,
+        refine=True,
+        refine_starts=5,
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -175,6 +195,8 @@ class CLUHSICAL(KernelClusterMixin):
         self.method = method
         self.n_init = n_init
         self.solver_options = solver_options
+        self.refine = refine
+        self.refine_starts = refine_starts
         self.random_state = random_state
 
     def _kernels(self):
@@ -214,13 +236,21 @@ class CLUHSICAL(KernelClusterMixin):
                 if self.method != "greedy":
                     self.relaxation_result_, init = self._relax(K, A, loss, known, rng, options)
                     n_init, options = 1, {}
+                known = np.full(m, -1) if known is None else known
                 self.result_ = search(K, A, loss, self.normalization, C, float(self.joint_kernel_scale), init=init,
-                                      known=np.full(m, -1) if known is None else known, n_init=n_init, rng=rng,
-                                      **options)
+                                      known=known, n_init=n_init, rng=rng, **options)
                 labels = self.result_.extras["labels"]
-            self.labels_ = np.asarray(labels, dtype=int)
-            self.objective_ = check_objective(
-                evaluate(K, A, self.labels_, loss, self.normalization, C, float(self.joint_kernel_scale)))
+            gamma = float(self.joint_kernel_scale)
+            labels = np.asarray(labels, dtype=int)
+            self.method_objective_ = check_objective(evaluate(K, A, labels, loss, self.normalization, C, gamma))
+            if c > 1 and self.refine:
+                starts = [labels, *structure_free_starts(K, c, self.refine_starts, known=known,
+                                                         rng=rng.randint(2**32))]
+                refined = [refine(K, A, loss, self.normalization, C, gamma, start, known=known, rng=rng,
+                                  **(options if self.method == "greedy" else {})) for start in starts]
+                labels = max(refined, key=lambda candidate: candidate[1])[0]
+            self.labels_ = labels
+            self.objective_ = check_objective(evaluate(K, A, self.labels_, loss, self.normalization, C, gamma))
         self.output_kernel_, self.loss_ = A, loss
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         return self

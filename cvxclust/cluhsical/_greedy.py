@@ -53,8 +53,9 @@ __all__ = ["greedy"]
 
 
 class NormalizedObjective:
-    """The normalized CLUHSICAL objective as a function of ``S~ = L^T S L`` and the sizes, for
-    one size vector or a batch of them (one row per candidate cluster)."""
+    """The CLUHSICAL objective as a function of ``S~ = L^T S L`` and the sizes, for one size
+    vector or a batch of them (one row per candidate cluster); ``normalization=None`` gives the
+    unnormalized ``sum(A o S~)`` (w = 1)."""
 
     def __init__(self, A, loss, normalization, m, C, gamma):
         self.A, self.loss, self.normalization = A, loss, normalization
@@ -69,6 +70,8 @@ class NormalizedObjective:
     def weights(self, sizes):
         """Inverse column norms w and (l2) the l1 norms of the normalized columns, w * nu."""
         nu = sizes @ self.abs_L
+        if self.normalization is None:
+            return np.ones_like(nu), None
         if self.normalization == "l1":
             return inverse_norms(nu), None
         w = inverse_norms(np.sqrt(sizes @ self.square_L))
