@@ -5,13 +5,12 @@ relabelled to fit the output kernel)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
 from ._factor import AugmentedLagrangian
-from ._objectives import partition_matrix
+from ._refine import align_clusters
 from ._spectral import spectral_labels
 
-__all__ = ["align_to_structure", "initial_factor", "initial_labels"]
+__all__ = ["initial_factor", "initial_labels"]
 
 
 def initial_factor(rng, c: int, m: int, r: int, known: np.ndarray | None, ev: AugmentedLagrangian,
@@ -56,39 +55,5 @@ def initial_labels(init, K: np.ndarray, A: np.ndarray, rng, known: np.ndarray | 
     if isinstance(init, str):
         if init == "random":
             return None
-        return align_to_structure(spectral_labels(K, A.shape[0], 10, rng), K, A, rng, known)
+        return align_clusters(K, A, spectral_labels(K, A.shape[0], 10, rng), known=known, rng=rng.randint(2**31))
     return init
-
-
-def align_to_structure(labels: np.ndarray, K: np.ndarray, A: np.ndarray, rng, known: np.ndarray | None = None,
-                        n_init: int = 50) -> np.ndarray:
-    """Relabel the clusters of a partition to fit the output kernel.
-
-    The spectral relaxation ignores ``A`` (Proposition 2: ``P P^T = U_c U_c^T``), so its rounded
-    clusters come in arbitrary order, and a local method started from them keeps a wrong chain
-    order.  The best relabeling ``sigma`` maximizes ``sum_kl S_kl A_{sigma(k) sigma(l)}`` with
-    ``S = P^T K P`` (P normalized, (2.4)): a quadratic assignment problem, approximated by
-    SciPy's 2-opt from ``n_init`` random starts (a single start often misses the best
-    relabeling, and SciPy's FAQ method does no better).  Known labels (``-1`` = free) come
-    first: the clusters holding labelled points are matched to those labels (Hungarian, on the
-    counts) and kept fixed in the assignment.
-    """
-    c = A.shape[0]
-    P = partition_matrix(labels, c, normalized=True)
-    S = P.T @ K @ P
-    fixed = np.empty((0, 2), dtype=int)
-    if known is not None and np.any(known >= 0):
-        labelled = known >= 0
-        counts = np.zeros((c, c))
-        np.add.at(counts, (labels[labelled], known[labelled]), 1.0)
-        rows, cols = linear_sum_assignment(counts, maximize=True)
-        keep = counts[rows, cols] > 0
-        fixed = np.c_[rows[keep], cols[keep]]
-    generator = np.random.default_rng(rng.randint(2**31))
-    best = None
-    for _ in range(n_init):
-        res = quadratic_assignment(S, A, method="2opt",
-                                   options={"maximize": True, "partial_match": fixed, "rng": generator})
-        if best is None or res.fun > best.fun:
-            best = res
-    return best.col_ind[labels]

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from cvxclust.cluhsic._factor import AugmentedLagrangian, lowrank_objective, lowrank_residuals, restore_feasibility
 from cvxclust.cluhsic._lowrank import lowrank
-from cvxclust.cluhsic._lowrank_start import align_to_structure
+from cvxclust.cluhsic import align_clusters
 from cvxclust.cluhsic._objectives import objective as cluhsic_objective
 from cvxclust.cluhsic._objectives import partition_matrix
 from cvxclust import Result
@@ -363,7 +363,7 @@ def test_alignment_restores_the_chain_order():
     m, c = 30, 5
     K, A, y = blob_instance(m, c)
     scrambled = np.array([3, 0, 4, 1, 2])[y]
-    aligned = align_to_structure(scrambled, K, A, np.random.RandomState(0))
+    aligned = align_clusters(K, A, scrambled, rng=0)
     assert (np.array_equal(aligned, y) or np.array_equal(aligned, c - 1 - y))
     P = lambda labels: partition_matrix(labels, c, normalized=True)
     assert cluhsic_objective(K, A, P(aligned)) > cluhsic_objective(K, A, P(scrambled))
