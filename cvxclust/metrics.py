@@ -257,7 +257,7 @@ def structured_loss(y_true, y_pred, loss, permutations: Iterable | None = None) 
 
 def as_hierarchy(structure) -> nx.DiGraph:
     r"""The hierarchy of clusters a structure describes, as a rooted tree whose leaves, in
-    ``graph["clusters"]`` order, are the structure's clusters ``0 .. c-1``.
+    ``graph["clusters"]`` order, are the structure's clusters ``0, ..., c - 1``.
 
     * ``tree``: the structure itself;
     * ``product`` ``S1 x S2`` (``c1 c2`` pairs in Kronecker order): the two-level hierarchy

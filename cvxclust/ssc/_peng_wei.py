@@ -71,7 +71,7 @@ class PengWei(Relaxation):
         return abs(mean + (k - 1) / (n - 1) * (np.trace(self.K) - mean)) if n > 1 else abs(mean)
 
     def residuals(self, X) -> dict[str, float]:
-        """Relative violations: ``row_sums`` max|X1 - 1|, ``trace`` |tr X - k| / k, ``symmetry``,
+        """Relative violations: ``row_sums`` ``max|X1 - 1|``, ``trace`` ``|tr X - k| / k``, ``symmetry``,
         ``nonnegativity`` max(0, -min X)/max|X| and ``psd`` max(0, -lambda_min)/max|lambda|."""
         X = check_matrix(X, "X", self.n, symmetric=False)
         w = np.linalg.eigvalsh((X + X.T) / 2)

@@ -14,7 +14,7 @@ from ._kernels import output_kernel
 
 
 def chain(c: int) -> nx.Graph:
-    r"""A chain of ``c >= 2`` clusters (Figure 1(a)): the path graph ``0 - 1 - ... - (c-1)``.
+    r"""A chain of ``c >= 2`` clusters (Figure 1(a)): the path graph with edges ``(k, k + 1)``.
 
     Output kernel ``2I + adjacency`` (Section 2; the 5 x 5 teapot kernel of Section 6.1.1);
     structured loss ``|i - j|`` (the chain loss of Section 6.1.2); admissible relabelings: the
@@ -35,7 +35,7 @@ def chain(c: int) -> nx.Graph:
 
 
 def ring(c: int) -> nx.Graph:
-    r"""A ring of ``c >= 3`` clusters (Figure 1(b)): the cycle graph ``0 - 1 - ... - (c-1) - 0``.
+    r"""A ring of ``c >= 3`` clusters (Figure 1(b)): the cycle graph with edges ``(k, k + 1 mod c)``.
 
     Output kernel ``2I + adjacency`` (Section 2; CLUHSICAL Section IV-B: 2 same, 1 neighbours,
     0 otherwise); ring loss 0 / 1 / 2 (same / neighbours / otherwise, CLUHSICAL Section IV-B);
