@@ -1,36 +1,60 @@
-r"""Relaxing Bregman hard clustering: the exact set M versus M1 versus M2 (H. Cheng, X. Zhang,
-D. Schuurmans, "Convex Relaxations of Bregman Divergence Clustering", Conference on Uncertainty
-in Artificial Intelligence (UAI), 2013, Section 3.1).
+r"""
+Relaxing Bregman hard clustering: the exact set M versus M1 versus M2
+=====================================================================
 
-Bregman hard clustering (6) minimises ``D_F(X, Y Gamma)`` over assignments Y and centres Gamma.
-The optimal centres are the cluster means, so with the normalized equivalence matrix (9)
-``M = Y (Y'Y)^+ Y'`` (``M_ij = 1/n_k`` when i and j share cluster k, else 0) it reads
-``min_{M in M} D_F(X, M X)``: ``M X`` replaces each point by its cluster mean.  The set M is not
-convex; the paper relaxes it to
+Two convex relaxations of Bregman hard clustering compared with the exact, non-convex problem on
+30 Iris flowers: the optimal values are ordered as the sets are nested, and the relaxed matrices
+show how close each relaxation stays to a partition.  The relaxations are those of H. Cheng,
+X. Zhang, D. Schuurmans, "Convex Relaxations of Bregman Divergence Clustering", Conference on
+Uncertainty in Artificial Intelligence (UAI), 2013, Section 3.1.
 
-    M1 = {M : 0 <= M <= I (p.s.d. order), tr M <= d, M 1 = 1, M >= 0 entrywise}        (10)
-    M2 = {M : 0 <= M <= I,               tr M <= d, M 1 = 1}        (M1 without M >= 0)
+Bregman hard clustering (6) minimises :math:`D_F(X, Y\Gamma)` over assignments :math:`Y` and
+centres :math:`\Gamma`.  The optimal centres are the cluster means, so with the normalized
+equivalence matrix (9)
 
-so ``M ⊂ M1 ⊂ M2`` and the optimal values are ordered ``min over M2 <= min over M1 <= min over
-M``.  With the squared Euclidean divergence ``D_F(X, M X) = ||X - M X||^2 / 2`` and the exact
-problem is k-means (objective = inertia / 2).
+.. math::
 
-The script takes 10 flowers of each Iris class (t = 30, features standardized) and solves
+    M = Y (Y^\top Y)^{+} Y^\top, \qquad
+    M_{ij} = \begin{cases} 1/n_k & \text{if } i \text{ and } j \text{ share cluster } k, \\
+                           0 & \text{otherwise,} \end{cases}
 
-* over M2: the cvxpy statement ``min ||X - M X||^2 / 2`` with ``constraints_M2`` (Clarabel);
-* over M1: ``ConditionalJC(X, "euclidean", 3).solve("reference")`` (the cvxpy statement of (10),
-  Clarabel), and its certified scalable solver (Davis-Yin splitting) for comparison;
-* over M: t = 30 points have 3^30 / 3! assignments, too many to enumerate, so the "exact" value is
-  the best of 300 random restarts of Bregman hard clustering (Lloyd) polished by single-point
-  moves: an upper bound on the exact optimum, and in practice the optimum for this small set.
+it reads :math:`\min_{M \in \mathcal{M}} D_F(X, MX)`: :math:`MX` replaces each point by its
+cluster mean.  The set :math:`\mathcal{M}` of these matrices is not convex; the paper relaxes it
+to
 
-It prints the three objectives (checking M2 <= M1 <= exact), rounds each relaxed M by spectral
-clustering (10 repeats) and re-optimises from the rounding, and draws the three matrices as heat
-maps, points sorted by true class.
+.. math::
+
+    \mathcal{M}_1 &= \{M : 0 \preceq M \preceq I, \ \operatorname{tr} M \le d,
+                     \ M \mathbf{1} = \mathbf{1}, \ M \ge 0 \text{ entrywise}\} \qquad \text{(10)} \\
+    \mathcal{M}_2 &= \{M : 0 \preceq M \preceq I, \ \operatorname{tr} M \le d,
+                     \ M \mathbf{1} = \mathbf{1}\} \qquad (\mathcal{M}_1 \text{ without } M \ge 0)
+
+so :math:`\mathcal{M} \subset \mathcal{M}_1 \subset \mathcal{M}_2` and the optimal values are
+ordered: :math:`\min_{\mathcal{M}_2} \le \min_{\mathcal{M}_1} \le \min_{\mathcal{M}}`.  With the
+squared Euclidean divergence, :math:`D_F(X, MX) = \|X - MX\|^2 / 2` and the exact problem is
+k-means (objective = inertia / 2).
+
+The script takes 10 flowers of each Iris class (:math:`t = 30`, features standardized) and
+solves
+
+- over :math:`\mathcal{M}_2`: the cvxpy statement :math:`\min \|X - MX\|^2 / 2` with
+  ``constraints_M2`` (Clarabel);
+- over :math:`\mathcal{M}_1`: ``ConditionalJC(X, "euclidean", 3).solve("reference")`` (the cvxpy
+  statement of (10), Clarabel), and its certified scalable solver (Davis-Yin splitting) for
+  comparison;
+- over :math:`\mathcal{M}`: :math:`t = 30` points have :math:`3^{30} / 3!` assignments, too many
+  to enumerate, so the "exact" value is the best of 300 random restarts of Bregman hard
+  clustering (Lloyd) polished by single-point moves: an upper bound on the exact optimum, and in
+  practice the optimum for this small set.
+
+It prints the three objectives (checking :math:`\mathcal{M}_2 \le \mathcal{M}_1 \le` exact),
+rounds each relaxed :math:`M` by spectral clustering (10 repeats) and re-optimises from the
+rounding, and draws the three matrices as heat maps, points sorted by true class.  The colour
+scale is centred at zero: the negative entries that :math:`\mathcal{M}_2` allows show in blue.
 
 Run::
 
-    python examples/bregman_relaxations.py [--out bregman_relaxations.png] [--per-class 10]
+    python examples/bregman_relaxations.py [--out cvxclust_figures/bregman_relaxations.png] [--per-class 10]
 """
 
 from __future__ import annotations
@@ -45,6 +69,7 @@ matplotlib.use("Agg")
 import cvxpy as cp  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from cvxclust.bregman._conditional_jc import ConditionalJC  # noqa: E402
@@ -66,9 +91,10 @@ def solve_over_M2(X: np.ndarray, divergence, n_clusters: int) -> np.ndarray:
     return (M.value + M.value.T) / 2
 
 
-def main(argv=None) -> int:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("bregman_relaxations.png"))
+    parser.add_argument("--out", type=Path, default=Path("cvxclust_figures/bregman_relaxations.png"),
+                        help="figure path (its folders are created)")
     parser.add_argument("--per-class", type=int, default=10, help="Iris flowers per class (t = 3 x this)")
     parser.add_argument("--restarts", type=int, default=300, help="hard-clustering restarts for the exact M")
     parser.add_argument("--seed", type=int, default=0)
@@ -106,7 +132,7 @@ def main(argv=None) -> int:
     ordered = f2 <= f1 + slack and f1 <= fe + slack
     print(f"ordering M2 <= M1 <= exact: {f2:.5f} <= {f1:.5f} <= {fe:.5f}  ->  {'holds' if ordered else 'VIOLATED'}")
     if not ordered:
-        raise SystemExit("the relaxations' values are not ordered: a solver failed")
+        raise RuntimeError("the relaxations' values are not ordered: a solver failed")
 
     print(f"\n{'rounded from':<30} {'accuracy':>9} {'D_F(X, Y Gamma)':>16} {'after re-opt':>13} {'accuracy':>9}")
     for name, M, _, _ in rows:
@@ -116,27 +142,30 @@ def main(argv=None) -> int:
               f"{local.objective:13.5f} {accuracy(y, local.X):9.3f}")
 
     # heat maps; points are sorted by true class (load_dataset sorts), so blocks show the classes
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4.2))
-    vmax = max(M2.max(), ref.X.max(), M_exact.max())
-    vmin = min(M2.min(), 0.0)
-    titles = [f"M2 relaxation\nD = {f2:.3f}, min entry {M2.min():.3f}",
-              f"M1 relaxation (10)\nD = {f1:.3f}",
-              f"exact M (best hard clustering)\nD = {fe:.3f}"]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4.4), layout="constrained")
+    norm = TwoSlopeNorm(vcenter=0.0, vmin=min(M2.min(), -1e-3), vmax=max(M2.max(), ref.X.max(), M_exact.max()))
+    def smallest(M):  # rounding noise of an interior-point solution must not print as "-0.000"
+        return f"{M.min():.3f}".replace("-0.000", "0.000")
+
+    titles = [f"$\\mathcal{{M}}_2$ relaxation\nD = {f2:.3f}, smallest entry {smallest(M2)}",
+              f"$\\mathcal{{M}}_1$ relaxation (10)\nD = {f1:.3f}, smallest entry {smallest(ref.X)}",
+              f"exact $\\mathcal{{M}}$ (best hard clustering)\nD = {fe:.3f}"]
     for ax, M, title in zip(axes, (M2, ref.X, M_exact), titles):
-        im = ax.imshow(M, cmap="viridis", vmin=vmin, vmax=vmax)
+        image = ax.imshow(M, cmap="RdBu_r", norm=norm, interpolation="nearest")
         for boundary in np.flatnonzero(np.diff(y)) + 0.5:
-            ax.axhline(boundary, color="w", lw=0.6)
-            ax.axvline(boundary, color="w", lw=0.6)
-        ax.set_title(title, fontsize=10)
+            ax.axhline(boundary, color="k", lw=0.6)
+            ax.axvline(boundary, color="k", lw=0.6)
+        ax.set_title(title, fontsize=11)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.colorbar(im, ax=axes, shrink=0.8, label="M_ij")
-    fig.suptitle(f"Normalized equivalence matrices on Iris (t = {t}, sorted by class)", fontsize=11)
+    fig.colorbar(image, ax=axes, shrink=0.85, label="$M_{ij}$")
+    fig.suptitle(f"Normalized equivalence matrices on Iris (t = {t}, points sorted by class, "
+                 "lines separate the classes)", fontsize=12)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)
+    plt.close(fig)
     print(f"\nfigure written to {args.out}")
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()

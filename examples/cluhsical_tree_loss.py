@@ -1,29 +1,39 @@
-r"""Where do the mistakes land?  CLUHSIC against CLUHSICAL with the tree loss on a hierarchy
-(the teaching example of Figure 1 of W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating
-the Loss Function into Discriminative Clustering of Structured Outputs", IEEE Transactions on
-Neural Networks, 2010).
+r"""
+Where do the mistakes land? CLUHSIC against CLUHSICAL with the tree loss
+========================================================================
+
+On a hierarchy of clusters, a mistake that stays under the right object costs less than one
+that lands under another object.  This example compares where the misassigned images land under
+CLUHSIC and under CLUHSICAL with the tree loss, the teaching example of Figure 1 of W. Zhong,
+W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the Loss Function into Discriminative Clustering
+of Structured Outputs", IEEE Transactions on Neural Networks, 2010.
 
 The clusters sit at the leaves of a hierarchy, here ``tree([4, 3])``: 4 objects, each seen in 3
 pose clusters (:func:`cvxclust.datasets.objects_by_pose`, 96 noisy images).  A mistake that puts
 an image in a sibling leaf (same object, other pose) costs tree loss 1; one that puts it under
-another object costs 2 (the height of the first common ancestor).  CLUHSIC maximizes
-``tr(K P A P^T)`` with the 0/1 partition matrix: as the paper shows (Corollary 1), this is the
-zero-one loss, blind to *how far* a mistake lands.  CLUHSICAL puts the loss Delta into the
-partition matrix, ``Pi~ = Pi L`` with row ``(12)``: a point of leaf y contributes
-``sum Delta(y, .)`` to its own column and ``-Delta(y, y')`` to every other leaf y', so it pushes
-hardest away from the *distant* leaves; with the l1 column normalization this is (13).  The
-paper's Fig. 1 claims that CLUHSICAL's misassigned points therefore stay near their true leaf.
+another object costs 2 (the height of the first common ancestor).
+
+- CLUHSIC maximizes :math:`\operatorname{tr}(K P A P^\top)` with the 0/1 partition matrix: as
+  the paper shows (Corollary 1), this is the zero-one loss, blind to *how far* a mistake lands.
+- CLUHSICAL puts the loss :math:`\Delta` into the partition matrix,
+  :math:`\tilde\Pi = \Pi L` with row (12): a point of leaf :math:`y` contributes
+  :math:`\sum_{y'} \Delta(y, y')` to its own column and :math:`-\Delta(y, y')` to every other
+  leaf :math:`y'`, so it pushes hardest away from the *distant* leaves; with the
+  :math:`\ell_1` column normalization this is (13).
+
+The paper's Fig. 1 claims that CLUHSICAL's misassigned points therefore stay near their true
+leaf.
 
 What the script does: on one draw of the image set (``--seed``) it runs the greedy local
 optimization of each method from ``--starts`` random starts (the same starts' seeds for both),
-scores every run under the best relabeling the tree admits (:func:`cvxclust.metrics.level_scores`)
-and prints, per method, the mean tree loss of the misassigned points pooled over the runs, and
-the same for the paper's protocol (the best objective of the starts).  "loss/error" is the
-mean tree loss of the misassigned images (where mistakes land), "mean loss" the tree loss
-averaged over all images (how much is lost in total).  The figure has one panel
-per method: the tree, its 12 leaves, and the images of one true leaf (the one with the most
-mistakes over both methods, for visibility) pooled over the runs, each drawn under the leaf it
-was assigned to -- a blue dot if correct, a red cross if not.
+scores every run under the best relabeling the tree admits
+(:func:`cvxclust.metrics.level_scores`) and prints, per method, the mean tree loss of the
+misassigned points pooled over the runs, and the same for the paper's protocol (the best
+objective of the starts).  "loss/error" is the mean tree loss of the misassigned images (where
+mistakes land), "mean loss" the tree loss averaged over all images (how much is lost in total).
+The figure has one panel per method: the tree, its 12 leaves, and the images of one true leaf
+(the one with the most mistakes over both methods, for visibility) pooled over the runs, each
+drawn under the leaf it was assigned to: a blue dot if correct, a red cross if not.
 
 What to look for in the printout.  With the best objective of the starts, CLUHSIC may recover
 the ground truth exactly and then has no mistake to compare.  Over the single starts both
@@ -31,12 +41,12 @@ methods make mistakes at both distances: compare the tree loss per mistake (wher
 land) with the mean loss (how much is lost in total), since a method can place its mistakes
 nearer yet make more of them.  The numbers vary with the draw
 (``benchmarks/reproduce_cluhsical.py`` reports single-start averages over repetitions).  These
-in-plane rotations are easy to separate, so the paper's picture -- CLUHSIC scattering mistakes
-across the tree, CLUHSICAL keeping them in the subtree -- is only partly visible on them.
+in-plane rotations are easy to separate, so the paper's picture (CLUHSIC scattering mistakes
+across the tree, CLUHSICAL keeping them in the subtree) is only partly visible on them.
 
 Run::
 
-    python examples/cluhsical_tree_loss.py [--out cluhsical_tree_loss.png] [--seed 0] [--starts 10]
+    python examples/cluhsical_tree_loss.py [--out cvxclust_figures/cluhsical_tree_loss.png] [--seed 0] [--starts 10]
 """
 
 from __future__ import annotations
@@ -95,15 +105,19 @@ def draw_panel(ax, y, preds, leaf, title, rng):
     ax.scatter([leaf_x(k) for k in pred[~ok]] + jitter_x[~ok], jitter_y[~ok], s=22, c="tab:red", marker="x",
                label="misassigned")
     ax.set_xticks([leaf_x(k) for k in range(N_OBJECTS * N_POSES)])
-    ax.set_xticklabels([f"{k // N_POSES}.{k % N_POSES}" for k in range(N_OBJECTS * N_POSES)], fontsize=7)
+    ax.set_xticklabels([f"{k // N_POSES}.{k % N_POSES}" for k in range(N_OBJECTS * N_POSES)], fontsize=9)
+    ax.tick_params(labelbottom=True)
     ax.set_yticks([])
-    ax.set(title=title, xlabel="leaf (object.pose)")
-    ax.legend(loc="upper left", fontsize=7)
+    ax.set_xlim(leaf_x(0) - 0.8, leaf_x(N_OBJECTS * N_POSES - 1) + 0.8)
+    ax.set_title(title, fontsize=11)
+    ax.set_xlabel("leaf (object.pose)")
+    ax.legend(loc="upper left", fontsize=9)
 
 
-def main(argv=None) -> int:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("cluhsical_tree_loss.png"))
+    parser.add_argument("--out", type=Path, default=Path("cvxclust_figures/cluhsical_tree_loss.png"),
+                        help="figure path (its folders are created)")
     parser.add_argument("--seed", type=int, default=0, help="pixel noise of the image set and first start's seed")
     parser.add_argument("--starts", type=int, default=10, help="random starts of the greedy per method")
     args = parser.parse_args(argv)
@@ -154,19 +168,19 @@ def main(argv=None) -> int:
             wrong += np.bincount(y[p != y], minlength=wrong.size)
     leaf = int(np.argmax(wrong))
     rng = np.random.RandomState(0)  # jitter only
-    fig, axes = plt.subplots(1, len(methods), figsize=(6 * len(methods), 3.6), sharey=True)
+    fig, axes = plt.subplots(len(methods), 1, figsize=(9, 3.4 * len(methods)), sharex=True, sharey=True,
+                             layout="constrained")
     for ax, (name, runs) in zip(axes, preds.items()):
         n_err, per_err = mistakes(np.tile(y, len(runs)), np.concatenate(runs), Delta)
         draw_panel(ax, y, runs, leaf, f"{name}\n{n_err} misassigned images in {len(runs)} runs, "
                    f"tree loss per mistake {per_err:.2f}", rng)
     fig.suptitle(f"Images of true leaf {leaf // N_POSES}.{leaf % N_POSES} (green), pooled over {args.starts} "
-                 "greedy runs: where are they assigned?", fontsize=10)
-    fig.tight_layout()
+                 "greedy runs:\nwhere are they assigned?", fontsize=12)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)
+    plt.close(fig)
     print(f"figure written to {args.out}")
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()

@@ -1,34 +1,74 @@
-r"""Five ways to normalize an affinity matrix before spectral clustering, and the SDP behind
-semidefinite spectral clustering (Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral
-Clustering via Lagrange Duality", IEEE Transactions on Image Processing, 2014).
+r"""
+Five normalizations of an affinity matrix, and semidefinite spectral clustering
+===============================================================================
 
-Spectral clustering builds an affinity ``K`` (here Gaussian, ``K_ij = exp(-||a_i - a_j||^2 /
-delta^2)``), *normalizes* it to ``K_hat``, and clusters the rows of the top-``k`` eigenvectors of
-``K_hat`` (here by Yu & Shi's multiclass discretization).  Kernel k-means would instead want the
-matrix ``F = W W^T`` of a partition (``F_ij = 1/n_r`` when i, j share cluster r), which is
-symmetric, nonnegative, doubly stochastic and p.s.d.  Each normalization is a nearest such
-matrix under some error measure (Zass & Shashua 2006)::
+Spectral clustering normalizes its affinity matrix before taking eigenvectors.  This example
+compares five normalizations on four digit classes of scikit-learn's ``digits``, the last of
+them the semidefinite program of Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral
+Clustering via Lagrange Duality", IEEE Transactions on Image Processing, 2014, solved with a
+certified gap.
 
-    NO   (none)            K_hat = K
-    RC   (ratio-cut)       K_hat = K - D + I,          D = diag(K 1)      (L1 error)
-    NC   (normalized-cut)  K_hat = D^-1/2 K D^-1/2                       (relative entropy, one step)
-    FSC  (frobenius)       K_hat = argmin_F 1/2 ||F - K||_F^2
-                                   s.t. F >= 0, F 1 = 1, F = F^T         (QP (6))
-    SSC  (frobenius-psd)   the same with F >> 0 added                    (SDP (7))
+Spectral clustering builds an affinity :math:`K` (here Gaussian,
+:math:`K_{ij} = \exp(-\|a_i - a_j\|^2 / \delta^2)`), *normalizes* it to :math:`\hat K`, and
+clusters the rows of the top-:math:`k` eigenvectors of :math:`\hat K` (here by the multiclass
+discretization of S. X. Yu, J. Shi, "Multiclass Spectral Clustering", IEEE International
+Conference on Computer Vision (ICCV), 2003).  Kernel k-means would instead want the matrix
+:math:`F = W W^\top` of a partition (:math:`F_{ij} = 1/n_r` when :math:`i` and :math:`j` share
+cluster :math:`r`, else 0), which is symmetric, nonnegative, doubly stochastic and positive
+semidefinite.  Each normalization is a nearest such matrix under some error measure (R. Zass,
+A. Shashua, "Doubly Stochastic Normalization for Spectral Clustering", Advances in Neural
+Information Processing Systems (NIPS), 2006):
 
-SSC adds the constraint every partition matrix satisfies, F p.s.d.; the problem becomes a
-semidefinite program.  ``cvxclust`` solves it with a scalable ADMM whose multiplier ``Q >= 0`` of
-``F >= 0`` gives a *certified* lower bound ``g(Q) <= optimum`` (the Lagrange dual (12)), so every
-solve reports ``objective - dual_bound``: a proof of how close to optimal the answer is.
+.. list-table::
+   :header-rows: 1
+   :widths: 8 20 42 30
 
-The script takes four digit classes of scikit-learn's ``digits`` (8x8 images, sorted by label),
-prints the error rate of every normalization, the SSC solve's objective, dual bound and
-certified gap, and saves a figure like the paper's Fig. 5: the affinity matrix and the
-normalized matrices as heat maps (diagonal hidden, darker = more similar).
+   * - name
+     - ``method``
+     - :math:`\hat K`
+     - error measure
+   * - NO
+     - ``"none"``
+     - :math:`K`
+     - none
+   * - RC
+     - ``"ratio-cut"``
+     - :math:`K - D + I`, with :math:`D = \operatorname{diag}(K \mathbf{1})`
+     - :math:`L_1` error
+   * - NC
+     - ``"normalized-cut"``
+     - :math:`D^{-1/2} K D^{-1/2}`
+     - relative entropy, one step
+   * - FSC
+     - ``"frobenius"``
+     - the QP (6) below
+     - Frobenius norm
+   * - SSC
+     - ``"frobenius-psd"``
+     - the SDP (7): the QP (6) with :math:`F \succeq 0` added
+     - Frobenius norm
+
+.. math::
+
+    \hat K = \mathop{\mathrm{arg\,min}}_F \ \tfrac12 \|F - K\|_F^2
+    \quad \text{subject to} \quad F \ge 0, \quad F \mathbf{1} = \mathbf{1}, \quad F = F^\top.
+    \qquad \text{(6)}
+
+SSC adds the constraint every partition matrix satisfies, :math:`F \succeq 0`, and the problem
+becomes a semidefinite program.  ``cvxclust`` solves it with a scalable ADMM whose multiplier
+:math:`Q \ge 0` of :math:`F \ge 0` gives a *certified* lower bound
+:math:`g(Q) \le` optimum (the Lagrange dual (12)), so every solve reports
+``objective - dual_bound``: a proof of how close to optimal the answer is.
+
+The script takes four digit classes of ``digits`` (8x8 images, sorted by label), prints the
+error rate of every normalization and the SSC solve's objective, dual bound and certified gap,
+and draws a figure like the paper's Fig. 5: the affinity matrix and the normalized matrices as
+heat maps (diagonal hidden, darker = more similar), and the difference between the SSC and FSC
+answers, nonzero when the constraint :math:`F \succeq 0` is active.
 
 Run::
 
-    python examples/ssc_normalizations.py [--out ssc_normalizations.png] [--n-samples 160]
+    python examples/ssc_normalizations.py [--out cvxclust_figures/ssc_normalizations.png] [--n-samples 160]
 """
 
 from __future__ import annotations
@@ -70,28 +110,31 @@ def load_digits_subset(digits, n_samples: int, seed: int = 0):
 
 def heatmap(ax, A, y, title, diverging=False):
     """Off-diagonal entries of A in gray levels (darker = larger; 1st-99th percentile), or in a
-    blue-red scale centred at 0 with ``diverging=True``; class blocks outlined."""
+    blue-red scale centred at 0 with ``diverging=True``; class blocks outlined, colour bar added."""
     A = np.array(A, dtype=float)
     np.fill_diagonal(A, np.nan)  # the diagonal dwarfs the rest for NO/RC/FSC/SSC
     off = A[~np.isnan(A)]
     if diverging:
         v = max(np.percentile(np.abs(off), 99.5), 1e-12)
-        ax.imshow(A, cmap="RdBu_r", vmin=-v, vmax=v, interpolation="nearest")
+        image = ax.imshow(A, cmap="RdBu_r", vmin=-v, vmax=v, interpolation="nearest")
     else:
         lo, hi = np.percentile(off, [1, 99])
-        ax.imshow(A, cmap="gray_r", vmin=lo, vmax=max(hi, lo + 1e-12), interpolation="nearest")
-    edges = np.flatnonzero(np.diff(y)) + 0.5
-    for e in edges:
-        ax.axhline(e, color="tab:green", lw=0.6)
-        ax.axvline(e, color="tab:green", lw=0.6)
-    ax.set_title(title, fontsize=9)
+        image = ax.imshow(A, cmap="gray_r", vmin=lo, vmax=max(hi, lo + 1e-12), interpolation="nearest")
+    for e in np.flatnonzero(np.diff(y)) + 0.5:
+        ax.axhline(e, color="tab:green", lw=0.8)
+        ax.axvline(e, color="tab:green", lw=0.8)
+    ax.set_title(title, fontsize=10)
     ax.set_xticks([])
     ax.set_yticks([])
+    colorbar = ax.figure.colorbar(image, ax=ax, shrink=0.85, pad=0.02)
+    colorbar.ax.tick_params(labelsize=8)
+    colorbar.formatter.set_powerlimits((-2, 3))  # small entries as "x 1e-3", not long decimals
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("ssc_normalizations.png"), help="figure path")
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("cvxclust_figures/ssc_normalizations.png"),
+                        help="figure path (its folders are created)")
     parser.add_argument("--n-samples", type=int, default=160, help="number of images (default 160)")
     parser.add_argument("--digits", type=int, nargs="+", default=[3, 5, 8, 9], help="digit classes (default 3 5 8 9)")
     parser.add_argument("--delta-factor", type=float, default=2.0,
@@ -103,7 +146,12 @@ def main(argv=None) -> int:
         parser.error(f"--n-samples must be at least {2 * len(args.digits)}")
 
     # The matrices are small: one BLAS thread avoids oversubscription on a busy machine.
-    threadpool_limits(limits=1)
+    with threadpool_limits(limits=1):
+        run(args)
+
+
+def run(args) -> None:
+    """Normalize, cluster, print the comparison and draw the figure."""
     start = time.perf_counter()
 
     X, y = load_digits_subset(args.digits, args.n_samples, args.seed)
@@ -144,28 +192,28 @@ def main(argv=None) -> int:
         print("FSC's answer is already p.s.d. here, so the constraint F >> 0 is inactive and SSC = FSC\n"
               "(common for small widths: a unit-diagonal, near-identity K gives a diagonally dominant F).")
 
-    fig, axes = plt.subplots(1, 7, figsize=(19.5, 3.4), gridspec_kw={"width_ratios": [0.55, 1, 1, 1, 1, 1, 1]})
+    fig, axes = plt.subplot_mosaic([["sample", "NO", "RC", "NC"], ["sample", "FSC", "SSC", "diff"]],
+                                   figsize=(13, 6.6), width_ratios=[0.35, 1, 1, 1], layout="constrained")
     # one sample image per class, stacked, as in the paper's Fig. 5
     images = [X[np.flatnonzero(y == d)[0]].reshape(8, 8) for d in args.digits]
-    axes[0].imshow(np.vstack(images), cmap="gray_r", interpolation="nearest")
-    axes[0].set_title("a sample per class", fontsize=9)
-    axes[0].set_xticks([])
-    axes[0].set_yticks(4 + 8 * np.arange(k), [str(d) for d in args.digits])
-    titles = {"NO": "affinity K (NO)", "RC": "RC: K - D + I", "NC": "NC: D^-1/2 K D^-1/2",
+    axes["sample"].imshow(np.vstack(images), cmap="gray_r", interpolation="nearest")
+    axes["sample"].set_title("a sample\nper class", fontsize=10)
+    axes["sample"].set_xticks([])
+    axes["sample"].set_yticks(3.5 + 8 * np.arange(k), [str(d) for d in args.digits], fontsize=11)
+    titles = {"NO": "affinity $K$ (NO)", "RC": "RC: $K - D + I$", "NC": "NC: $D^{-1/2} K D^{-1/2}$",
               "FSC": "FSC: QP (6)", "SSC": "SSC: SDP (7)"}
-    for ax, (label, _) in zip(axes[1:], NORMALIZATIONS):
-        heatmap(ax, matrices[label], y, f"{titles[label]}\nerror rate {errors[label]:.3f}")
-    heatmap(axes[6], matrices["SSC"] - matrices["FSC"], y,
-            f"SSC - FSC (red > 0, blue < 0)\nrelative size {diff:.3g}", diverging=True)
-    fig.suptitle(f"digits {args.digits}, n = {len(y)}, delta = {args.delta_factor:g} x median distance "
-                 "(diagonal hidden; darker = more similar; lines separate the classes)", fontsize=10)
-    fig.tight_layout()
+    for label, _ in NORMALIZATIONS:
+        heatmap(axes[label], matrices[label], y, f"{titles[label]}\nerror rate {errors[label]:.3f}")
+    heatmap(axes["diff"], matrices["SSC"] - matrices["FSC"], y,
+            f"SSC $-$ FSC (red > 0, blue < 0)\nrelative size {diff:.3g}", diverging=True)
+    fig.suptitle(f"Digits {', '.join(map(str, args.digits))}: n = {len(y)}, "
+                 f"$\\delta$ = {args.delta_factor:g} x median distance; diagonal hidden, darker = more similar, "
+                 "green lines separate the classes", fontsize=11)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)
     plt.close(fig)
     print(f"\nsaved {args.out} (total {time.perf_counter() - start:.1f} s)")
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()
