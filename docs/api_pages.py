@@ -75,7 +75,10 @@ def write_results_page(path: Path, folder: Path, results: Path) -> None:
             shutil.copyfile(figure, folder / figure.name)
             first, _, rest = text.partition("\n")
             text = f"{first}\n\n![{md.stem}]({figure.name})\n{rest}"
-        _write_if_changed(folder / md.name, text)
+        # the Markdown is parsed where an rst page includes it, under a name that is no source
+        # suffix of the site (sphinx-gallery would take examples/README.md for its header)
+        _write_if_changed(folder / f"{md.stem}.mdinc", text)
+        _write_if_changed(folder / f"{md.stem}.rst", f".. include:: {md.stem}.mdinc\n   :parser: myst_parser.sphinx_\n")
         pages.append(f"{folder.name}/{md.stem}")
     lines = ["Speed and reproductions", "=======================", "",
              "The tables and figures written by the scripts of ``benchmarks/`` (speed against "

@@ -38,7 +38,7 @@ extensions = [
 
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.md5", "auto_examples/*.json"]
-source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+source_suffix = {".rst": "restructuredtext"}
 myst_heading_anchors = 3
 # the results files come from the benchmark scripts as they are (their tables start at level 3)
 suppress_warnings = ["myst.header", "config.cache"]
@@ -72,8 +72,8 @@ GALLERY_OUT = DOCS / "_build" / "gallery_figures"
 FAST_ARGS = {"ssc_normalizations.py": ["--n-samples", "80"], "prototype_relaxation.py": ["--n-large", "200"]}
 
 
-def gallery_argv(script, gallery_conf):
-    name = Path(script).name
+def gallery_argv(gallery_conf, script_vars):
+    name = Path(script_vars["src_file"]).name
     return ["--out", str(GALLERY_OUT / f"{Path(name).stem}.png"), *FAST_ARGS.get(name, [])]
 
 

@@ -48,7 +48,7 @@ def test_results_pages_follow_the_results_folder(tmp_path):
     index = (tmp_path / "results.rst").read_text()
     for md in results.glob("*.md"):
         assert f"results/{md.stem}" in index
-        assert (tmp_path / "results" / md.name).read_text().startswith("# ")
+        assert (tmp_path / "results" / f"{md.stem}.mdinc").read_text().startswith("# ")
 
 
 def test_readme_and_ci_build_the_docs():
