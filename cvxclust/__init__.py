@@ -8,6 +8,7 @@ from .generic import solve
 from ._relaxation import ConvergenceWarning, Relaxation
 from .result import Result
 from .ssc import SemidefiniteSpectralClustering
+from .sweep import sweep
 from .validation import validate
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "generic",
     "solve",
     "structures",
+    "sweep",
     "validate",
 ]
 __version__ = "0.1.0"

@@ -50,17 +50,21 @@ from __future__ import annotations
 
 import importlib
 import math
+import time
 import tomllib
+import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 
-from ._relaxation import REFERENCE_SOLVERS, Relaxation
+from ._relaxation import REFERENCE_SOLVERS, Relaxation, Result
 from .parameters import validate_parameter
 from .solvers import POSITIVE, IterativeSolver
 from .validation import ValidationReport, validate
 
-__all__ = ["Instance", "load_instance", "find_problem_files", "resolve_relaxation"]
+__all__ = ["Instance", "load_instance", "find_problem_files", "resolve_relaxation", "run_instance"]
 
 
 #: Keys a problem file may hold, per table ("" is the top level).
@@ -366,3 +370,91 @@ def find_problem_files(paths) -> list[Path]:
                 seen.add(f.resolve())
                 files.append(f)
     return files
+
+
+# --------------------------------------------------------------------------------------------
+# running an instance (in this process or in a worker of cvxclust.parallel.run_tasks)
+# --------------------------------------------------------------------------------------------
+def _error_result(method: str, exc: BaseException, reference: Result | None, elapsed: float) -> Result:
+    """Stand-in for a method that raised: fails every check, carries the error in its status."""
+    shape = reference.X.shape if reference is not None else (1, 1)
+    message = f"error: {type(exc).__name__}: {exc}".replace("|", "/").replace("\n", " ")
+    return Result(
+        X=np.full(shape, np.nan),
+        objective=float("nan"),
+        status=message[:120],
+        method=method,
+        iterations=0,
+        time=elapsed,
+        residuals={"error": float("inf")},
+    )
+
+
+class _Progress:
+    """Wraps ``relaxation.solve`` for one run: a log line per finished solve, and errors of
+    scalable methods turned into failing results instead of aborting the instance."""
+
+    def __init__(self, instance: Instance, log):
+        self.instance, self.log = instance, log
+        self.reference: Result | None = None
+
+    def __enter__(self):
+        relaxation = self.instance.relaxation
+        original = relaxation.solve  # the bound method
+
+        def solve(method="auto", **options):
+            start = time.perf_counter()
+            try:
+                result = original(method, **options)
+            except Exception as exc:
+                if method == "reference":
+                    raise
+                self.log(f"  {self.instance.name} | {method}: raised {type(exc).__name__}: {exc}")
+                self.log("    " + "    ".join(traceback.format_exception(exc)[-3:]).rstrip())
+                return _error_result(method, exc, self.reference, time.perf_counter() - start)
+            if method == "reference":
+                self.reference = result
+            gap = "" if result.relative_gap is None else f", relative gap {result.relative_gap:.1e}"
+            self.log(
+                f"  {self.instance.name} | {result.method}: {result.status}, {result.iterations} iterations, "
+                f"{result.time:.2f} s, objective {result.objective:.10g}{gap}, max residual {result.max_residual:.1e}"
+            )
+            return result
+
+        relaxation.solve = solve  # instance attribute shadows the method
+        return self
+
+    def __exit__(self, *exc_info):
+        del self.instance.relaxation.solve
+        return False
+
+
+def run_instance(path, methods: list[str] | None = None, reference_solver: str | None = None) -> dict:
+    """Load the problem file at ``path`` and validate it: the unit of work of
+    ``cvxclust validate``, one per worker when it fans out (:mod:`cvxclust.parallel`).
+
+    ``methods`` (the scalable methods to run instead of the file's list; those the relaxation
+    lacks are dropped) and ``reference_solver`` override the file.  Returns a dict: ``name``;
+    ``report`` (the :class:`~cvxclust.validation.ValidationReport`, or None); ``error`` (why the
+    instance failed as a whole: its reference could not be solved) or ``skipped`` (none of
+    ``methods`` applies), else None; ``log``, the lines to show: one per finished solve, and the
+    warnings raised.  A scalable method that raises fails its checks instead of the instance.
+    """
+    instance = load_instance(path)
+    outcome = {"name": instance.name, "report": None, "error": None, "skipped": None, "log": []}
+    chosen = instance.methods
+    if methods is not None:
+        available = instance.relaxation.methods()
+        chosen = [m for m in methods if m in available]
+        if not chosen:
+            outcome["skipped"] = f"none of {list(methods)} is a method of {instance.relaxation.name}"
+            return outcome
+    with warnings.catch_warnings(record=True) as caught, _Progress(instance, outcome["log"].append):
+        warnings.simplefilter("always")
+        try:
+            outcome["report"] = instance.run(chosen, reference_solver=reference_solver)
+        except Exception as exc:  # the reference itself failed: the instance fails as a whole
+            outcome["error"] = f"{type(exc).__name__}: {exc}"
+    outcome["log"] += [f"{w.category.__name__}: {w.message}" for w in caught]
+    outcome["log"] = list(dict.fromkeys(outcome["log"]))
+    return outcome

@@ -1,4 +1,5 @@
-"""The ``cvxclust`` command: ``cvxclust validate`` runs the catalogue of validation instances.
+"""The ``cvxclust`` command: ``cvxclust validate`` runs the catalogue of validation instances,
+``cvxclust sweep`` the cells of a sweep file (:func:`cvxclust.sweep.read_spec`).
 
 ``cvxclust validate [PATHS...]`` loads problem files (TOML) and, for each instance,
 solves the cvxpy reference and every scalable method, prints the comparison table, and exits
@@ -14,15 +15,12 @@ import math
 import re
 import sys
 import time
-import traceback
-import warnings
 from pathlib import Path
 
-import numpy as np
-
 from . import __version__
-from ._relaxation import REFERENCE_SOLVERS, Result
-from .catalogue import Instance, find_problem_files, load_instance
+from ._relaxation import REFERENCE_SOLVERS
+from .catalogue import Instance, find_problem_files, load_instance, run_instance
+from .parallel import parallel_backend, run_tasks
 from .validation import ValidationReport
 
 __all__ = ["Instance", "load_instance", "find_problem_files", "main"]
@@ -31,61 +29,6 @@ __all__ = ["Instance", "load_instance", "find_problem_files", "main"]
 # --------------------------------------------------------------------------------------------
 # running
 # --------------------------------------------------------------------------------------------
-def _error_result(method: str, exc: BaseException, reference: Result | None, elapsed: float) -> Result:
-    """Stand-in for a method that raised: fails every check, carries the error in its status."""
-    shape = reference.X.shape if reference is not None else (1, 1)
-    message = f"error: {type(exc).__name__}: {exc}".replace("|", "/").replace("\n", " ")
-    return Result(
-        X=np.full(shape, np.nan),
-        objective=float("nan"),
-        status=message[:120],
-        method=method,
-        iterations=0,
-        time=elapsed,
-        residuals={"error": float("inf")},
-    )
-
-
-class _Progress:
-    """Wraps ``relaxation.solve`` for one run: a line on stderr per finished solve, and errors
-    of scalable methods turned into failing results instead of aborting the instance."""
-
-    def __init__(self, instance: Instance, log, status):
-        self.instance, self.log, self.status = instance, log, status
-        self.reference: Result | None = None
-
-    def __enter__(self):
-        relaxation = self.instance.relaxation
-        original = relaxation.solve  # the bound method
-
-        def solve(method="auto", **options):
-            self.status(f"{self.instance.name}: {method}")
-            start = time.perf_counter()
-            try:
-                result = original(method, **options)
-            except Exception as exc:
-                if method == "reference":
-                    raise
-                self.log(f"  {self.instance.name} | {method}: raised {type(exc).__name__}: {exc}")
-                self.log("    " + "    ".join(traceback.format_exception(exc)[-3:]).rstrip())
-                return _error_result(method, exc, self.reference, time.perf_counter() - start)
-            if method == "reference":
-                self.reference = result
-            gap = "" if result.relative_gap is None else f", relative gap {result.relative_gap:.1e}"
-            self.log(
-                f"  {self.instance.name} | {result.method}: {result.status}, {result.iterations} iterations, "
-                f"{result.time:.2f} s, objective {result.objective:.10g}{gap}, max residual {result.max_residual:.1e}"
-            )
-            return result
-
-        relaxation.solve = solve  # instance attribute shadows the method
-        return self
-
-    def __exit__(self, *exc_info):
-        del self.instance.relaxation.solve
-        return False
-
-
 def _strict_json(obj):
     """``obj`` with NaN and infinities replaced by None, so that the file is standard JSON."""
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -180,7 +123,8 @@ def plot_convergence(report: ValidationReport, path, *, tol_objective=None, tol_
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cvxclust",
-        description="Convex relaxations of clustering: validate scalable solvers against cvxpy references.",
+        description="Convex relaxations of clustering: validate scalable solvers against cvxpy references, "
+        "and sweep estimators over data sets and parameters.",
     )
     parser.add_argument("--version", action="version", version=f"cvxclust {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -216,8 +160,40 @@ def _parser() -> argparse.ArgumentParser:
         help="BLAS threads while solving (default 1, fastest for catalogue-sized matrices and immune to "
         "oversubscription on a busy machine; 0 keeps the library default)",
     )
+    v.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="validate N instances at a time in worker processes (joblib; -1: one per core); the "
+        "results are those of the serial run",
+    )
+    v.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the instances on the Dask distributed scheduler at ADDRESS (e.g. tcp://host:8786; "
+        'needs pip install "cvxclust[dask]")',
+    )
     v.add_argument("-q", "--quiet", action="store_true", help="no progress and no tables, only failures and the summary")
     v.set_defaults(handler=_validate_command)
+
+    s = commands.add_parser(
+        "sweep",
+        help="fit estimators x data sets x parameter grids of a sweep file into one table",
+        description=(
+            "Fit every estimator of SPEC (a TOML sweep file, see cvxclust.sweep.read_spec) on every data "
+            "set at every point of its grid, score it against the labels, and write one row per cell to "
+            "OUT (.csv or .parquet). Cells already in OUT are not computed again. Exit 0, or 1 if a cell "
+            "failed (its row holds the error), 2 on a usage error."
+        ),
+    )
+    s.add_argument("spec", metavar="SPEC", help="the sweep file (TOML)")
+    s.add_argument("--out", metavar="FILE", required=True, help="the table (.csv or .parquet), also the resume point")
+    s.add_argument("--jobs", type=int, metavar="N", help="fit N cells at a time in worker processes (-1: one per core)")
+    s.add_argument("--scheduler", metavar="ADDRESS", help="fit the cells on the Dask distributed scheduler at ADDRESS")
+    s.add_argument("--blas-threads", type=int, default=1, metavar="N",
+                   help="BLAS threads of each fit (default 1; 0 keeps the library default)")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress and no table, only failures")
+    s.set_defaults(handler=_sweep_command)
     return parser
 
 
@@ -257,19 +233,58 @@ def _validate_command(args) -> int:
         except OSError as exc:
             return _usage_error(f"--out: {exc}")
 
-    if args.blas_threads < 0:
-        return _usage_error(f"--blas-threads must be >= 0, got {args.blas_threads}")
-    from threadpoolctl import threadpool_limits
+    problem = _check_fanout(args)
+    if problem:
+        return _usage_error(problem)
+    return _run(instances, requested, out, args, started)
 
-    with threadpool_limits(limits=args.blas_threads or None, user_api="blas"):
-        return _run(instances, requested, out, args, started)
+
+def _check_fanout(args) -> str | None:
+    """The usage error of ``--jobs``/``--scheduler``/``--blas-threads``, or None."""
+    if args.blas_threads < 0:
+        return f"--blas-threads must be >= 0, got {args.blas_threads}"
+    if args.jobs is not None and args.scheduler is not None:
+        return "give --jobs or --scheduler, not both"
+    if args.jobs is not None and (args.jobs == 0 or args.jobs < -1):
+        return f"--jobs must be a positive number of workers or -1 (every core), got {args.jobs}"
+    return None
+
+
+def _sweep_command(args) -> int:
+    from .sweep import read_spec, sweep
+
+    def usage(message: str) -> int:
+        print(f"cvxclust sweep: error: {message}", file=sys.stderr)
+        return 2
+
+    problem = _check_fanout(args)
+    if problem:
+        return usage(problem)
+    if Path(args.out).suffix not in (".csv", ".parquet"):
+        return usage(f"--out must be a .csv or .parquet file, got {args.out!r}")
+    try:
+        estimators, datasets, grids = read_spec(args.spec)
+    except (ValueError, ImportError) as exc:
+        return usage(str(exc))
+    with parallel_backend(args.jobs, args.scheduler):
+        try:
+            table = sweep(estimators, datasets, grids, out=args.out, blas_threads=args.blas_threads or None,
+                          progress=not args.quiet)
+        except (TypeError, ValueError) as exc:
+            return usage(str(exc))
+    failed = table[table["error"] != ""]
+    for _, row in failed.iterrows():
+        print(f"{row['estimator']} | {row['dataset']} | {row['params']}: {row['error']}", file=sys.stderr)
+    if not args.quiet:
+        print(table.drop(columns=["params"]).to_string(index=False))
+    print(f"{len(table)} cells, {len(failed)} failed; table written to {args.out}")
+    return 1 if len(failed) else 0
 
 
 def _run(instances: list[Instance], requested, out: Path | None, args, started: float) -> int:
     from tqdm.auto import tqdm
 
     quiet = args.quiet
-    bar = tqdm(instances, desc="validate", unit="instance", file=sys.stderr, disable=quiet, dynamic_ncols=True)
 
     def log(message: str) -> None:
         if not quiet:
@@ -280,57 +295,53 @@ def _run(instances: list[Instance], requested, out: Path | None, args, started: 
 
     tables, dicts = [], []
     n_checks = n_failed = 0
-    for inst in bar:
-        methods = inst.methods
-        if requested is not None:
-            available = inst.relaxation.methods()
-            methods = [m for m in requested if m in available]
-            if not methods:
-                log(f"{inst.name}: skipped, none of {requested} is a method of {inst.relaxation.name}")
+    tasks = [(inst.path, requested, args.reference_solver) for inst in instances]
+    bar = tqdm(total=len(instances), desc="validate", unit="instance", file=sys.stderr, disable=quiet,
+               dynamic_ncols=True)
+    with parallel_backend(args.jobs, args.scheduler):
+        outcomes = run_tasks(run_instance, tasks, blas_threads=args.blas_threads or None)
+        for inst, outcome in zip(instances, outcomes):
+            bar.update()
+            bar.set_postfix_str(inst.name)
+            if outcome["skipped"]:
+                log(f"{inst.name}: skipped, {outcome['skipped']}")
                 continue
-        bar.set_postfix_str(inst.name)
-        with warnings.catch_warnings(record=True) as caught, _Progress(inst, log, bar.set_postfix_str):
-            warnings.simplefilter("always")
-            try:
-                report = inst.run(methods, reference_solver=args.reference_solver)
-            except Exception as exc:  # the reference itself failed: the instance fails as a whole
-                report = None
-                error = f"{type(exc).__name__}: {exc}"
-        for message in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught):
-            log(f"  {inst.name} | {message}")
+            for line in outcome["log"]:
+                log(f"  {inst.name} | {line.strip()}")
+            report = outcome["report"]
+            if report is None:
+                n_checks += 1
+                n_failed += 1
+                error = outcome["error"]
+                text = f"### {inst.name}\n\nERROR: the reference could not be solved: {error}"
+                tables.append(text)
+                dicts.append({"name": inst.name, "passed": False, "error": error})
+                if quiet:
+                    print(f"{inst.name}: ERROR {error}", file=sys.stderr)
+                else:
+                    emit(text + "\n")
+                continue
 
-        if report is None:
-            n_checks += 1
-            n_failed += 1
-            text = f"### {inst.name}\n\nERROR: the reference could not be solved: {error}"
+            text = report.to_markdown()
+            if inst.description:
+                text = text.replace("\n", f"\n\n{inst.description}\n", 1)
             tables.append(text)
-            dicts.append({"name": inst.name, "passed": False, "error": error})
-            if quiet:
-                print(f"{inst.name}: ERROR {error}", file=sys.stderr)
-            else:
+            dicts.append(report.to_dict())
+            n_checks += len(report.comparisons)
+            failed = [c for c in report.comparisons if not c.passed]
+            n_failed += len(failed)
+            if not quiet:
                 emit(text + "\n")
-            continue
-
-        text = report.to_markdown()
-        if inst.description:
-            text = text.replace("\n", f"\n\n{inst.description}\n", 1)
-        tables.append(text)
-        dicts.append(report.to_dict())
-        n_checks += len(report.comparisons)
-        failed = [c for c in report.comparisons if not c.passed]
-        n_failed += len(failed)
-        if not quiet:
-            emit(text + "\n")
-        else:
-            for c in failed:
-                print(f"{inst.name} | {c.method}: FAIL: {'; '.join(c.failures)}", file=sys.stderr)
-        if out is not None:
-            plot_convergence(
-                report,
-                out / f"{_plot_name(inst.name)}.png",
-                tol_objective=inst.validate_kwargs.get("tol_objective"),
-                tol_residual=inst.validate_kwargs.get("tol_residual"),
-            )
+            else:
+                for c in failed:
+                    print(f"{inst.name} | {c.method}: FAIL: {'; '.join(c.failures)}", file=sys.stderr)
+            if out is not None:
+                plot_convergence(
+                    report,
+                    out / f"{_plot_name(inst.name)}.png",
+                    tol_objective=inst.validate_kwargs.get("tol_objective"),
+                    tol_residual=inst.validate_kwargs.get("tol_residual"),
+                )
     bar.close()
 
     elapsed = time.perf_counter() - started

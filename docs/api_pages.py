@@ -26,6 +26,8 @@ MODULES = [
     ("cvxclust.result", "Results"),
     ("cvxclust.parameters", "Parameter checks"),
     ("cvxclust.validation", "Validation"),
+    ("cvxclust.sweep", "Sweeps"),
+    ("cvxclust.parallel", "Fan-out on joblib and Dask"),
     ("cvxclust.catalogue", "The validation catalogue"),
     ("cvxclust.acceleration", "Acceleration"),
     ("cvxclust.linalg", "Linear algebra"),

@@ -1,0 +1,294 @@
+"""Sweeps: estimators x data sets x parameter grids, fanned out, into one tidy table.
+
+The common research loop (which relaxation, on which data, with which kernel width or method)
+as one call::
+
+    from cvxclust import sweep
+    from cvxclust.ssc import SemidefiniteSpectralClustering
+
+    table = sweep({"ssc": SemidefiniteSpectralClustering()}, ["iris", "wine"],
+                  {"gamma": [0.1, 0.5, 1.0], "normalization": ["frobenius", "frobenius-psd"]},
+                  out="sweep.csv")
+
+Every cell (an estimator, a data set, one point of the grid) is a fit, scored against the data
+set's labels.  The cells run through :func:`cvxclust.parallel.run_tasks`: in this process, on
+``n`` local workers under ``joblib.parallel_config(n_jobs=n)``, or on a Dask cluster under
+``joblib.parallel_config(backend="dask")``, with the same rows whatever the backend (every
+estimator gets the same ``random_state``).  With ``out``, the table is written after every cell
+and a later call with the same ``out`` only computes the cells it lacks (and those that
+failed): an interrupted sweep resumes.  A cell that raises is reported in its row (``error``)
+and does not stop the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+from sklearn.model_selection import ParameterGrid
+
+from .datasets import load_dataset
+from .metrics import accuracy, nmi
+from .parallel import run_tasks
+
+__all__ = ["sweep", "read_spec", "COLUMNS"]
+
+#: The columns of a sweep's table besides one column per grid parameter.
+COLUMNS = ("estimator", "dataset", "params", "n_samples", "n_clusters", "status", "objective", "relative_gap",
+           "max_residual", "iterations", "time", "accuracy", "nmi", "ari", "error")
+
+_KEY = ("estimator", "dataset", "params")
+
+
+def _params_key(params: Mapping) -> str:
+    return json.dumps({k: params[k] for k in sorted(params)}, sort_keys=True, default=repr)
+
+
+def _fit_cell(name: str, estimator, dataset: str, X, y, params: dict) -> dict:
+    """Fit one cell; a failure becomes the row's ``error``."""
+    row = {"estimator": name, "dataset": dataset, "params": _params_key(params), "n_samples": int(X.shape[0]),
+           "n_clusters": params.get("n_clusters"), "error": ""}
+    start = time.perf_counter()
+    try:
+        model = clone(estimator).set_params(**params)
+        model.fit(X)
+        labels = np.asarray(model.labels_)
+    except Exception as exc:  # one cell's failure is reported in its row, not raised
+        row.update(time=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}")
+        return row
+    row["time"] = time.perf_counter() - start
+    result = getattr(model, "result_", None)
+    row["status"] = None if result is None else result.status
+    row["objective"] = getattr(model, "objective_", None if result is None else result.objective)
+    row["relative_gap"] = None if result is None else result.relative_gap
+    row["max_residual"] = None if result is None else result.max_residual
+    row["iterations"] = getattr(model, "n_iter_", None)
+    row.update(accuracy=accuracy(y, labels), nmi=nmi(y, labels), ari=adjusted_rand_score(y, labels))
+    return row
+
+
+def _datasets(datasets) -> dict:
+    if isinstance(datasets, str):
+        raise TypeError("datasets must be a list of data set names or a mapping name -> (X, y), not a string")
+    if isinstance(datasets, Mapping):
+        out = {}
+        for name, data in datasets.items():
+            if not (isinstance(data, tuple) and len(data) == 2):
+                raise TypeError(f"datasets[{name!r}] must be a tuple (X, y), got {type(data).__name__}")
+            X, y = np.asarray(data[0], dtype=float), np.asarray(data[1])
+            if X.ndim != 2 or y.shape != (X.shape[0],):
+                raise ValueError(f"datasets[{name!r}]: X must be 2-D and y hold one label per row of X, got "
+                                 f"shapes {X.shape} and {y.shape}")
+            out[str(name)] = (X, y)
+        return out
+    return {name: load_dataset(name) for name in datasets}
+
+
+def _grids(grid, estimators: dict) -> dict:
+    """The grid of each estimator: ``grid`` for all, or ``grid[name]`` per estimator."""
+    if grid is None:
+        return {name: {} for name in estimators}
+    if not isinstance(grid, Mapping):
+        raise TypeError(f"grid must be a mapping, got {type(grid).__name__}")
+    if set(grid) and set(grid) <= set(estimators) and all(isinstance(g, Mapping) for g in grid.values()):
+        return {name: dict(grid.get(name, {})) for name in estimators}
+    return {name: dict(grid) for name in estimators}
+
+
+def _cells(estimators: dict, data: dict, grids: dict, random_state) -> list[tuple]:
+    cells = []
+    for name, estimator in estimators.items():
+        accepted = estimator.get_params(deep=False)
+        unknown = sorted(set(grids[name]) - set(accepted))
+        if unknown:
+            raise ValueError(f"grid parameters {unknown} are not parameters of estimator {name!r} "
+                             f"({type(estimator).__name__}); it has {sorted(accepted)}")
+        for dataset, (X, y) in data.items():
+            for point in ParameterGrid({k: list(v) for k, v in grids[name].items()}):
+                params = dict(point)
+                if "n_clusters" in accepted and "n_clusters" not in params:
+                    params["n_clusters"] = int(np.unique(y).size)  # the data set's number of classes
+                if "random_state" in accepted and "random_state" not in params:
+                    params["random_state"] = random_state
+                cells.append((name, estimator, dataset, X, y, params))
+    return cells
+
+
+def _read(out: Path):
+    import pandas as pd
+    if not out.is_file():
+        return None
+    return pd.read_parquet(out) if out.suffix == ".parquet" else pd.read_csv(out, keep_default_na=False,
+                                                                               na_values=[""])
+
+
+def _write(table, out: Path) -> None:
+    tmp = out.with_name(out.name + ".part")
+    if out.suffix == ".parquet":
+        table.to_parquet(tmp, index=False)
+    else:
+        table.to_csv(tmp, index=False)
+    tmp.replace(out)  # a sweep killed while writing leaves the previous table whole
+
+
+def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_threads: int | None = 1,
+          progress: bool = True):
+    """Fit every estimator on every data set at every point of its parameter grid.
+
+    Parameters
+    ----------
+    estimators : dict of str to estimator
+        Unfitted scikit-learn-compatible clusterers (``fit(X)``, ``labels_``; the cvxclust
+        estimators also give ``objective_``, ``n_iter_`` and ``result_``), by name.
+    datasets : list of str, or dict of str to (X, y)
+        Names of :func:`cvxclust.datasets.load_dataset`, or arrays with their labels.
+    grid : dict, optional
+        Parameter name to a list of values, for every estimator (a scikit-learn
+        ``ParameterGrid``); or estimator name to such a dict.  An estimator with an
+        ``n_clusters`` parameter that the grid leaves out gets the data set's number of classes;
+        one with ``random_state`` gets ``random_state``.
+    out : str or Path, optional
+        ``.csv`` or ``.parquet`` file of the table, written after every cell; the cells already
+        in it without an error are not computed again.
+    random_state : int
+        Seed given to every estimator (the same whatever the backend).
+    blas_threads : int or None
+        BLAS threads of each fit (None: the library's default).
+    progress : bool
+        A progress bar on stderr.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell, in the order estimators x data sets x grid: :data:`COLUMNS` (``params``
+        is the JSON of the cell's parameters; ``status``, ``relative_gap``, ``max_residual``
+        from the estimator's ``result_``; ``accuracy`` under the best relabeling, ``nmi``,
+        ``ari`` against the labels; ``time``, seconds of the fit; ``error`` empty unless the
+        cell raised) and one column per grid parameter.
+
+    Raises
+    ------
+    ValueError or TypeError
+        Naming the argument: no estimator, an unknown data set, grid parameters that an
+        estimator does not take, an ``out`` that is neither CSV nor Parquet.
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    if not isinstance(estimators, Mapping) or not estimators:
+        raise TypeError("estimators must be a non-empty mapping name -> estimator")
+    for name, estimator in estimators.items():
+        if not (hasattr(estimator, "fit") and hasattr(estimator, "get_params")):
+            raise TypeError(f"estimators[{name!r}] must be a scikit-learn estimator, got {type(estimator).__name__}")
+    if out is not None:
+        out = Path(out)
+        if out.suffix not in (".csv", ".parquet"):
+            raise ValueError(f"out must be a .csv or .parquet file, got {str(out)!r}")
+    estimators = {str(k): v for k, v in estimators.items()}
+    data = _datasets(datasets)
+    grids = _grids(grid, estimators)
+    cells = _cells(estimators, data, grids, random_state)
+    keys = [(c[0], c[2], _params_key(c[5])) for c in cells]
+
+    done = {}
+    previous = _read(out) if out is not None else None
+    if previous is not None:
+        for _, row in previous.iterrows():
+            if not isinstance(row["error"], str) or not row["error"]:
+                done[tuple(row[k] for k in _KEY)] = row.to_dict()
+    todo = [i for i, key in enumerate(keys) if key not in done]
+    rows = {i: done[key] for i, key in enumerate(keys) if key in done}
+    parameters = sorted({p for g in grids.values() for p in g})
+
+    def table():
+        frame = pd.DataFrame([rows[i] for i in sorted(rows)], columns=list(COLUMNS))
+        frame["error"] = [e if isinstance(e, str) else "" for e in frame["error"]]  # CSV reads "" as NaN
+        for p in parameters:
+            frame[p] = [json.loads(s).get(p) for s in frame["params"]]
+        return frame
+
+    bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc="sweep", unit="cell", disable=not progress)
+    for i, row in zip(todo, run_tasks(_fit_cell, [cells[i] for i in todo], blas_threads=blas_threads)):
+        rows[i] = {c: row.get(c) for c in COLUMNS}
+        bar.update()
+        if out is not None:
+            _write(table(), out)
+    bar.close()
+    frame = table()
+    if out is not None and not todo:
+        _write(frame, out)  # nothing left to compute: the file still holds the whole table
+    return frame
+
+
+_FAMILIES = ("ssc", "cluhsic", "cluhsical", "bregman")
+
+
+def read_spec(path) -> tuple[dict, dict, dict]:
+    """The estimators, data sets and grids of a sweep file (TOML), for :func:`sweep`::
+
+        [datasets]                      # load_dataset names, with its options
+        iris = {}
+        digits = { n_samples = 300 }
+
+        [estimators.ssc]                # a name of your choice
+        class = "ssc.SemidefiniteSpectralClustering"   # cvxclust.<family>.<Class>
+        params = { normalization = "frobenius-psd" }   # fixed parameters (optional)
+        grid = { gamma = [0.1, 0.5, 1.0] }             # this estimator's grid (optional)
+
+        [grid]                          # a grid for every estimator (optional)
+        random_state = [0, 1]
+
+    Returns ``(estimators, datasets, grids)``: the estimators built with their ``params``, the
+    data sets loaded, and each estimator's grid (the common one updated by its own).  Every
+    error is a ``ValueError`` naming the file and the key.
+    """
+    path = Path(path)
+    try:
+        spec = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    unknown = set(spec) - {"datasets", "estimators", "grid"}
+    if unknown:
+        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)}; expected datasets, estimators, grid")
+    if not isinstance(spec.get("datasets"), dict) or not spec["datasets"]:
+        raise ValueError(f"{path}: [datasets] must name at least one data set")
+    if not isinstance(spec.get("estimators"), dict) or not spec["estimators"]:
+        raise ValueError(f"{path}: [estimators.<name>] must define at least one estimator")
+    common = spec.get("grid", {})
+    datasets = {}
+    for name, options in spec["datasets"].items():
+        if not isinstance(options, dict):
+            raise ValueError(f"{path}: datasets.{name} must be a table of load_dataset options")
+        try:
+            datasets[name] = load_dataset(name, **options)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: datasets.{name}: {exc}") from None
+    estimators, grids = {}, {}
+    for name, table in spec["estimators"].items():
+        where = f"{path}: estimators.{name}"
+        if not isinstance(table, dict) or set(table) - {"class", "params", "grid"} or "class" not in table:
+            raise ValueError(f"{where} must be a table with 'class' and optional 'params' and 'grid'")
+        family, _, cls = str(table["class"]).partition(".")
+        if family not in _FAMILIES or not cls:
+            raise ValueError(f"{where}.class must be '<family>.<Class>' with a family of {list(_FAMILIES)}, "
+                             f"got {table['class']!r}")
+        estimator_class = getattr(importlib.import_module(f"cvxclust.{family}"), cls, None)
+        if estimator_class is None or not hasattr(estimator_class, "fit"):
+            raise ValueError(f"{where}.class: cvxclust.{family} has no estimator {cls!r}")
+        try:
+            estimators[name] = estimator_class(**table.get("params", {}))
+        except TypeError as exc:
+            raise ValueError(f"{where}.params: {exc}") from None
+        grid = {**common, **table.get("grid", {})}
+        for key, values in grid.items():
+            if not isinstance(values, list) or not values:
+                raise ValueError(f"{where}: grid.{key} must be a non-empty list of values")
+        grids[name] = grid
+    return estimators, datasets, grids

@@ -1,0 +1,217 @@
+"""Fan-out: validation and sweeps give the same results serially, on local workers and on a real
+Dask cluster; a failing cell is reported in its row; an interrupted sweep resumes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from cvxclust import sweep
+from cvxclust.cli import main
+from cvxclust.cluhsic import CLUHSIC
+from cvxclust.parallel import parallel_backend, run_tasks
+from cvxclust.ssc import SemidefiniteSpectralClustering
+from cvxclust.sweep import read_spec
+
+PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
+TIMING = {"time", "speedup", "seconds"}
+
+
+def _untimed(obj):
+    """``obj`` without the wall-clock figures, which differ from run to run."""
+    if isinstance(obj, dict):
+        return {k: _untimed(v) for k, v in obj.items() if k not in TIMING}
+    if isinstance(obj, list):
+        return [_untimed(v) for v in obj]
+    return obj
+
+
+def _blas_threads(x):
+    from threadpoolctl import threadpool_info
+    return x, max((p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"), default=None)
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        yield cluster
+
+
+# --------------------------------------------------------------------------- run_tasks
+
+
+def test_tasks_come_back_in_order_with_one_blas_thread():
+    tasks = [(i,) for i in range(7)]
+    serial = list(run_tasks(_blas_threads, tasks))
+    with joblib.parallel_config(n_jobs=2):
+        fanned = list(run_tasks(_blas_threads, tasks))
+    assert [x for x, _ in serial] == [x for x, _ in fanned] == list(range(7))
+    assert {t for _, t in serial + fanned} <= {1, None}
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [({"jobs": 0}, "jobs"), ({"jobs": True}, "jobs"),
+                                               ({"jobs": 2, "scheduler": "tcp://x:1"}, "not both")])
+def test_backend_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        with parallel_backend(**kwargs):
+            pass
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def test_validate_jobs_gives_the_serial_reports(tmp_path):
+    files = [str(PROBLEMS / "fsc_iris.toml"), str(PROBLEMS / "bregman_cjc_iris_euclidean.toml")]
+    assert main(["validate", *files, "--out", str(tmp_path / "serial"), "-q"]) == 0
+    assert main(["validate", *files, "--out", str(tmp_path / "jobs"), "-q", "--jobs", "2"]) == 0
+    serial = json.loads((tmp_path / "serial" / "report.json").read_text())
+    fanned = json.loads((tmp_path / "jobs" / "report.json").read_text())
+    assert _untimed(serial) == _untimed(fanned)
+
+
+def test_validate_on_a_dask_scheduler(tmp_path, dask_cluster):
+    files = [str(PROBLEMS / "fsc_iris.toml"), str(PROBLEMS / "ssc_psd_iris.toml")]
+    assert main(["validate", *files, "--out", str(tmp_path / "serial"), "-q"]) == 0
+    assert main(["validate", *files, "--out", str(tmp_path / "dask"), "-q",
+                 "--scheduler", dask_cluster.scheduler_address]) == 0
+    serial = json.loads((tmp_path / "serial" / "report.json").read_text())
+    on_dask = json.loads((tmp_path / "dask" / "report.json").read_text())
+    assert _untimed(serial) == _untimed(on_dask)
+
+
+def test_the_whole_catalogue_passes():
+    assert main(["validate", str(PROBLEMS), "-q", "--jobs", "2"]) == 0
+
+
+@pytest.mark.parametrize(("argv", "message"), [(["--jobs", "0"], "--jobs"),
+                                                (["--jobs", "2", "--scheduler", "tcp://x:1"], "not both")])
+def test_validate_fanout_usage_errors(argv, message, capsys):
+    assert main(["validate", str(PROBLEMS / "fsc_iris.toml"), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- sweeps
+
+FITS = []
+
+
+class Flaky(ClusterMixin, BaseEstimator):
+    """Two clusters by the sign of the first feature; raises when ``fail``."""
+
+    def __init__(self, n_clusters=2, fail=False, random_state=None):
+        self.n_clusters, self.fail, self.random_state = n_clusters, fail, random_state
+
+    def fit(self, X, y=None):
+        FITS.append(self.fail)
+        if self.fail:
+            raise FloatingPointError("no luck")
+        self.labels_ = (np.asarray(X)[:, 0] > np.median(X[:, 0])).astype(int)
+        return self
+
+
+def _two_blobs(seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1], 15)
+    return rng.normal(size=(30, 2)) + 4.0 * y[:, None], y
+
+
+def test_a_failing_cell_is_reported_and_the_sweep_resumes(tmp_path):
+    out = tmp_path / "table.csv"
+    FITS.clear()
+    table = sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, {"fail": [False, True]}, out=out, progress=False)
+    assert list(table["error"]) == ["", "FloatingPointError: no luck"]
+    assert table.loc[0, "accuracy"] == 1.0 and table.loc[0, "n_clusters"] == 2
+    assert FITS == [False, True]
+    # resumed: the finished cell is not fitted again, the failed one is
+    FITS.clear()
+    again = sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, {"fail": [False, True]}, out=out, progress=False)
+    assert FITS == [True]
+    assert list(again["error"]) == list(table["error"]) and again.loc[0, "accuracy"] == 1.0
+
+
+def test_sweep_is_the_same_on_every_backend(tmp_path, dask_cluster):
+    estimators = {"ssc": SemidefiniteSpectralClustering(), "cluhsic": CLUHSIC(method="greedy")}
+    data = {"blobs": _two_blobs(1)}
+    grid = {"ssc": {"gamma": [0.5, 2.0]}, "cluhsic": {"refine": [True, False]}}
+    columns = ["estimator", "dataset", "params", "status", "objective", "accuracy", "nmi", "ari", "error"]
+    serial = sweep(estimators, data, grid, progress=False)[columns]
+    with joblib.parallel_config(n_jobs=2):
+        local = sweep(estimators, data, grid, progress=False)[columns]
+    with dask_cluster.get_client() if hasattr(dask_cluster, "get_client") else _client(dask_cluster):
+        with joblib.parallel_config(backend="dask"):
+            on_dask = sweep(estimators, data, grid, progress=False)[columns]
+    assert serial.equals(local) and serial.equals(on_dask)
+    assert len(serial) == 4 and (serial["error"] == "").all()
+
+
+def _client(cluster):
+    from dask.distributed import Client
+    return Client(cluster)
+
+
+def test_sweep_parquet_and_bad_arguments(tmp_path):
+    pytest.importorskip("pyarrow")
+    table = sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=tmp_path / "t.parquet", progress=False)
+    assert len(table) == 1
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error", "match"), [
+    (({}, ["iris"]), {}, TypeError, "estimators"),
+    (({"x": object()}, ["iris"]), {}, TypeError, "estimators"),
+    (({"flaky": Flaky()}, "iris"), {}, TypeError, "datasets"),
+    (({"flaky": Flaky()}, {"d": np.ones(3)}), {}, TypeError, "datasets"),
+    (({"flaky": Flaky()}, ["iris"]), {"grid": {"gamma": [1.0]}}, ValueError, "not parameters"),
+    (({"flaky": Flaky()}, ["iris"]), {"out": "t.txt"}, ValueError, "out"),
+])
+def test_sweep_bad_input(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        sweep(*args, **kwargs)
+
+
+SPEC = """
+[datasets]
+iris = { n_samples = 45 }
+
+[estimators.ssc]
+class = "ssc.SemidefiniteSpectralClustering"
+grid = { gamma = [0.5, 1.0] }
+
+[estimators.greedy]
+class = "cluhsic.CLUHSIC"
+params = { method = "greedy" }
+"""
+
+
+def test_sweep_command(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    out = tmp_path / "table.csv"
+    assert main(["sweep", str(spec), "--out", str(out), "-q"]) == 0
+    assert "3 cells, 0 failed" in capsys.readouterr().out
+    import pandas as pd
+    table = pd.read_csv(out)
+    assert list(table["estimator"]) == ["ssc", "ssc", "greedy"] and list(table["n_samples"]) == [45] * 3
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "t.txt")]) == 2
+    assert main(["sweep", str(spec), "--out", str(out), "--jobs", "0"]) == 2
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("[datasets]\niris = {}\n", "estimators"),
+    ("[estimators.a]\nclass = 'ssc.SemidefiniteSpectralClustering'\n", "datasets"),
+    (SPEC.replace("ssc.Semi", "nope.Semi"), "family"),
+    (SPEC.replace("SemidefiniteSpectralClustering", "Nothing"), "no estimator"),
+    (SPEC.replace("[0.5, 1.0]", "0.5"), "list"),
+    ("surprise = 1\n" + SPEC, "unknown"),
+    (SPEC.replace("n_samples = 45", "n_samples = 1"), "datasets.iris"),
+])
+def test_spec_errors_name_the_key(tmp_path, text, match):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        read_spec(spec)
