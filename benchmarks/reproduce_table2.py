@@ -38,7 +38,6 @@ threads add synchronisation rather than speed, and one thread makes the run bit-
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings

@@ -57,6 +57,8 @@ def spectral_embedding(A, n_components: int) -> np.ndarray:
     n = A.shape[0]
     k = check_int_range(n_components, "n_components", 1, n)
     _, V = sla.eigh(A, subset_by_index=[n - k, n - 1])
+    if V.shape[1] < k:  # LAPACK's subset driver can return fewer vectors on a degenerate spectrum
+        V = np.linalg.eigh(A)[1][:, n - k:]
     V = V[:, ::-1]
     signs = np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(k)])
     signs[signs == 0] = 1.0
