@@ -74,6 +74,7 @@ from cvxclust.cluhsical import hierarchical_agglomerative, hierarchical_kernel_k
 from cvxclust.datasets import load_dataset, objects_by_pose, rotating_object
 from cvxclust.kernels import center, kernel_kmeans, rbf
 from cvxclust.metrics import accuracy, level_scores
+from cvxclust.parallel import parallel_backend, run_tasks
 from cvxclust.structures import admissible_permutations, flat, loss_matrix, output_kernel, ring, tree
 
 #: Table IV of the paper (teapot subset): accuracy (%), ring loss.
@@ -407,29 +408,41 @@ def report_table5(reps: list[dict]) -> tuple[list[str], list[str]]:
     return lines, holds
 
 
-def run(repetitions: int, digits: int) -> tuple[dict, dict, float]:
-    """Every repetition of the three experiments: results by table, seconds by table, total seconds."""
+def repetition(rep: int, digits: int) -> tuple[dict, dict]:
+    """One repetition of the three experiments: its results and seconds by table."""
+    warnings.simplefilter("ignore")
     iris, wine = load_dataset("iris"), load_dataset("wine")
     wine_std = (StandardScaler().fit_transform(wine[0]), wine[1])
+    X_ring, y_ring, _ = rotating_object("ring", random_state=rep)
+    X_pose, y_pose, _, _ = objects_by_pose(random_state=rep)
+    results, times = {}, {}
+    t = time.perf_counter()
+    results["IV"] = table4_rep(rep, X_ring, y_ring)
+    times["IV"] = time.perf_counter() - t
+    t = time.perf_counter()
+    results["III"] = table3_rep(rep, X_pose, y_pose)
+    times["III"] = time.perf_counter() - t
+    t = time.perf_counter()
+    data = {"iris": (*iris, False), "wine": (*wine, False), "wine (standardized) [extra]": (*wine_std, False),
+            "digits": (*load_dataset("digits", digits, random_state=rep), False),
+            "ring images": (image_kernel(X_ring), y_ring, True),
+            "hierarchy images": (image_kernel(X_pose), y_pose, True)}
+    results["V"] = table5_rep(rep, data)
+    times["V"] = time.perf_counter() - t
+    return results, times
+
+
+def run(repetitions: int, digits: int, threads: int | None = None) -> tuple[dict, dict, float]:
+    """Every repetition of the three experiments (independent: run_tasks fans them out under
+    --jobs/--scheduler): results by table, seconds by table, total seconds."""
     results = {"III": [], "IV": [], "V": []}
     times = {"III": 0.0, "IV": 0.0, "V": 0.0}
     start = time.perf_counter()
-    for rep in range(repetitions):
-        X_ring, y_ring, _ = rotating_object("ring", random_state=rep)
-        X_pose, y_pose, _, _ = objects_by_pose(random_state=rep)
-        t = time.perf_counter()
-        results["IV"].append(table4_rep(rep, X_ring, y_ring))
-        times["IV"] += time.perf_counter() - t
-        t = time.perf_counter()
-        results["III"].append(table3_rep(rep, X_pose, y_pose))
-        times["III"] += time.perf_counter() - t
-        t = time.perf_counter()
-        data = {"iris": (*iris, False), "wine": (*wine, False), "wine (standardized) [extra]": (*wine_std, False),
-                "digits": (*load_dataset("digits", digits, random_state=rep), False),
-                "ring images": (image_kernel(X_ring), y_ring, True),
-                "hierarchy images": (image_kernel(X_pose), y_pose, True)}
-        results["V"].append(table5_rep(rep, data))
-        times["V"] += time.perf_counter() - t
+    tasks = [(rep, digits) for rep in range(repetitions)]
+    for (rep, _), (result, seconds) in zip(tasks, run_tasks(repetition, tasks, blas_threads=threads)):
+        for table in results:
+            results[table].append(result[table])
+            times[table] += seconds[table]
         print(f"repetition {rep + 1}/{repetitions} done ({time.perf_counter() - start:.0f} s)", flush=True)
     return results, times, time.perf_counter() - start
 
@@ -439,13 +452,15 @@ def main(argv=None) -> int:
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--digits", type=int, default=500, help="size of the stratified Digits subset")
     parser.add_argument("--threads", type=int, default=None, help="BLAS threads (default: the library's)")
+    parser.add_argument("--jobs", type=int, default=None, help="run N repetitions at a time (the times then share cores)")
+    parser.add_argument("--scheduler", default=None, help="run the repetitions on this Dask scheduler")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     env = environment(__file__, argv, args.threads)
     warnings.simplefilter("ignore")  # ConvergenceWarnings are counted in the greedy's status, not printed
 
-    with limit_blas(args.threads):
-        results, times, total = run(args.repetitions, args.digits)
+    with limit_blas(args.threads), parallel_backend(args.jobs, args.scheduler):
+        results, times, total = run(args.repetitions, args.digits, args.threads)
 
     lines4, holds4 = report_table4(results["IV"])
     lines3, holds3 = report_table3(results["III"])
