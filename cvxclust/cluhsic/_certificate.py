@@ -15,6 +15,8 @@ import dataclasses
 
 import numpy as np
 
+from .._checks import check_labels
+from ._heuristic_base import check_kernels
 from ._objectives import partition_matrix, trace_objective
 from ._sdp import CLUHSICSDP
 
@@ -57,8 +59,15 @@ class PartitionCertificate:
 def certify_partition(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, known=None,
                       **solver_options) -> PartitionCertificate:
     """Solve the SDP (5.23) (its ``"admm"`` solver with ``solver_options``; default ``tol=1e-3``)
-    and compare its certified upper bound with the partition's objective (2.4).  Inputs are
-    trusted (checked by the caller)."""
+    and compare its certified upper bound with the partition's objective (2.4).
+
+    Raises
+    ------
+    ValueError or TypeError
+        Naming ``K``, ``A``, ``labels``, ``known`` or a solver option.
+    """
+    K, A = check_kernels(K, A)
+    labels = check_labels(labels, K.shape[0], A.shape[0], name="labels")
     value = trace_objective(K, A, partition_matrix(labels, A.shape[0], normalized=True))
     options = {"tol": 1e-3, **solver_options}
     result = CLUHSICSDP(K, A, known=known).solve("admm", **options)

@@ -22,10 +22,20 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
 
+from .._checks import check_bool, check_int_range, check_labels
 from ._greedy import greedy
+from ._heuristic_base import check_kernels, check_known
 from ._objectives import partition_matrix, trace_objective
 
 __all__ = ["align_clusters", "refine"]
+
+
+def _checked(K, A, labels, known, normalized):
+    K, A = check_kernels(K, A)
+    m, c = K.shape[0], A.shape[0]
+    labels = check_labels(labels, m, c, name="labels")
+    known = None if known is None else check_known(known, m, c)
+    return K, A, labels, known, check_bool(normalized, "normalized")
 
 
 def align_clusters(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool = True, known=None,
@@ -35,7 +45,16 @@ def align_clusters(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normaliz
     permutations (a single random start often misses the best relabelling; SciPy's FAQ method
     does no better); never worse than the current labelling.  Known labels (``known >= 0``)
     come first: the clusters holding known points are matched to those labels (Hungarian, on
-    the counts) and kept fixed.  Inputs are trusted (checked by the caller)."""
+    the counts) and kept fixed.  Without known labels the result is never worse than the current
+    labelling (2-opt only improves its start).
+
+    Raises
+    ------
+    ValueError or TypeError
+        Naming ``K``, ``A``, ``labels``, ``known``, ``normalized`` or ``n_starts``.
+    """
+    K, A, labels, known, normalized = _checked(K, A, labels, known, normalized)
+    n_starts = check_int_range(n_starts, "n_starts", 1)
     c = A.shape[0]
     rng = np.random.default_rng(rng)
     P = partition_matrix(labels, c, normalized=normalized)
@@ -66,7 +85,16 @@ def refine(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool
            max_rounds: int = 20, n_starts: int = 50, rng=None, **greedy_options):
     """Alternate :func:`align_clusters` and the greedy local search from ``labels`` until a round
     raises the objective by no more than the greedy's tolerance (relative); return the labels,
-    their objective and the number of rounds.  Inputs are trusted."""
+    their objective and the number of rounds.  ``greedy_options`` go to
+    :func:`cvxclust.cluhsic.greedy` (``tol``, ``max_iter``, ``time_limit``).
+
+    Raises
+    ------
+    ValueError or TypeError
+        Naming the argument, as :func:`align_clusters` and :func:`cvxclust.cluhsic.greedy` do.
+    """
+    K, A, labels, known, normalized = _checked(K, A, labels, known, normalized)
+    max_rounds = check_int_range(max_rounds, "max_rounds", 1)
     rng = np.random.default_rng(rng)
     seed = np.random.RandomState(rng.integers(2**32))
     value = trace_objective(K, A, partition_matrix(labels, A.shape[0], normalized=normalized))

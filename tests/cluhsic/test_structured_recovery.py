@@ -223,3 +223,17 @@ def test_kernel_kmeans_unchanged_by_the_shared_embedding():
     X, y = structured_blobs(chain(4), 40, random_state=0)
     labels = kernel_kmeans(rbf(X), 4, random_state=0)
     assert len(set(labels)) == 4
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda K, A, y: refine(K, A, y[:-1]), ValueError, "labels"),
+    (lambda K, A, y: align_clusters(K, A, y, known=np.zeros(3, dtype=int)), ValueError, "known"),
+    (lambda K, A, y: align_clusters(K[:, :-1], A, y), ValueError, "K"),
+    (lambda K, A, y: refine(K, A, y, normalized="yes"), (TypeError, ValueError), "normalized"),
+    (lambda K, A, y: align_clusters(K, A, y, n_starts=0), ValueError, "n_starts"),
+    (lambda K, A, y: certify_partition(K, A, y + 5), ValueError, "labels"),
+])
+def test_public_pieces_check_their_input(call, error, match):
+    X, y, K, A = _problem(chain(3), 12)
+    with pytest.raises(error, match=match):
+        call(K, A, y)
