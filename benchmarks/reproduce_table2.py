@@ -28,7 +28,7 @@ Besides the table the report gives every width's error rates, the FSC/SSC solve 
 far the SSC matrix is from the FSC one, whether the top-k eigenspace is degenerate (then the
 clustering is decided by tie-breaking), and the same summary over the wider kernels only
 (``--subgrid-min``, a post-hoc diagnostic of the grid's influence).  The (width, normalization)
-cells are independent: ``--jobs N`` solves N at a time on this machine, ``--scheduler ADDRESS``
+cells are independent: ``--jobs N`` solves N at a time on local worker processes, ``--scheduler ADDRESS``
 on a Dask cluster (:mod:`cvxclust.parallel`); the tables are the same.
 
 The BLAS thread pool is limited to ``--threads`` (default 1): the matrices are small, so more

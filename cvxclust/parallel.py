@@ -1,4 +1,4 @@
-"""Fan-out of independent solves through joblib, on this machine's cores or on a Dask cluster.
+"""Fan-out of independent solves through joblib, on local cores or on a Dask cluster.
 
 Many solves of a user's work are independent: the instances of the validation catalogue, the
 cells of a sweep (:func:`cvxclust.sweep`).  They run through :class:`joblib.Parallel`, the
