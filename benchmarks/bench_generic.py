@@ -7,7 +7,10 @@ statements: the Peng-Wei SDP against cvxpy+SCS, and SSC (7) against its hand-wri
 * **Peng-Wei** (``maximize <K, X>`` over p.s.d., nonnegative X with unit row sums and trace k)
   on digits, linear kernel of the pixel intensities scaled to [0, 1], k = 10.  The generic
   solver stops at a certified relative gap ``tol`` (default 1e-6, residuals 1e-6); SCS runs at
-  ``eps_abs = eps_rel = --scs-eps`` (default 1e-6), the matched accuracy.  "error vs certified":
+  ``eps_abs = eps_rel = --scs-eps`` (default 1e-6).  SCS's ``eps`` bounds its own scaled
+  residuals, not the relaxation's: its answer's worst residual, by the relaxation's own
+  ``residuals()``, is larger; the row "generic (SCS's accuracy)" holds the generic solver to that
+  residual and to the same certified gap (matched accuracy).  "error vs certified":
   the distance of a method's objective to the generic solver's certified interval
   [objective, bound], relative to the objective (0 inside it).
 * **SSC (7)** on digits (rbf, median width): the generic solver on ``FrobeniusPSD.problem()``
@@ -38,16 +41,16 @@ def _digits(n: int) -> np.ndarray:
     return X
 
 
-def peng_wei_case(n: int, method: str, k: int, tol: float, scs_eps: float) -> dict:
-    """One solve of the Peng-Wei SDP on n digits."""
+def peng_wei_case(n: int, method: str, k: int, tol: float, scs_eps: float, residual_tol: float | None = None) -> dict:
+    """One solve of the Peng-Wei SDP on n digits (``residual_tol``: the generic solver's, default ``tol``)."""
     from cvxclust.ssc import PengWei
 
     X = _digits(n) / 16.0
     relaxation = PengWei(X @ X.T, k)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if method == "generic":
-            result = relaxation.solve("generic", tol=tol, residual_tol=tol)
+        if method.startswith("generic"):
+            result = relaxation.solve("generic", tol=tol, residual_tol=tol if residual_tol is None else residual_tol)
         else:
             result = relaxation.solve("reference", solver="SCS", eps=scs_eps)
     return _row(result)
@@ -83,7 +86,7 @@ def compare(rows: list[dict], eigh: dict) -> None:
         if r["problem"] == "peng-wei" and generic and generic.get("dual_bound") is not None and "objective" in r:
             low, high = sorted((generic["objective"], generic["dual_bound"]))
             r["error_vs_certified"] = max(low - r["objective"], r["objective"] - high, 0.0) / abs(generic["objective"])
-            if r["method"] == "generic" and "scs" in same and np.isfinite(same["scs"].get("time", np.nan)):
+            if r["method"].startswith("generic") and "scs" in same and np.isfinite(same["scs"].get("time", np.nan)):
                 r["scs_over_generic"] = same["scs"]["time"] / r["time"]
         if r["problem"] == "ssc" and r["method"] == "generic" and "admm" in same:
             r["generic_over_admm"] = r["time"] / same["admm"]["time"]
@@ -137,6 +140,15 @@ def main(argv=None) -> int:
         if problem == "peng-wei":
             rows.append(run_case(__file__, "peng_wei_case", n, method, args.k, args.tol, args.scs_eps,
                                  timeout=args.timeout, threads=args.threads, row=row))
+            scs = rows[-1]
+            if method == "scs" and np.isfinite(scs.get("max_residual", np.nan)):
+                # matched accuracy: the generic solver held to the worst residual SCS reached (by the
+                # relaxation's own residuals) and to the same certified gap tol
+                matched = max(scs["max_residual"], args.tol)
+                rows.append(run_case(__file__, "peng_wei_case", n, "generic (SCS's accuracy)", args.k, args.tol,
+                                     args.scs_eps, matched, timeout=args.timeout, threads=args.threads,
+                                     row={"problem": problem, "n": n, "method": "generic (SCS's accuracy)",
+                                          "residual_tol": matched}))
         else:
             rows.append(run_case(__file__, "ssc_case", n, method, 1e-7, timeout=args.timeout, threads=args.threads,
                                  row=row))
@@ -146,7 +158,9 @@ def main(argv=None) -> int:
     description = (
         f"The generic solver reads each problem from its cvxpy statement (cvxclust.solve). Peng-Wei SDP on digits "
         f"(linear kernel of the pixels scaled to [0, 1], k = {args.k}): generic at tol = residual_tol = {args.tol:g} "
-        f"against cvxpy+SCS at eps = {args.scs_eps:g} (n <= {args.scs_max_n}); 'error vs certified': the distance of "
+        f"against cvxpy+SCS at eps = {args.scs_eps:g} (n <= {args.scs_max_n}); 'generic (SCS's accuracy)': the generic "
+        f"solver at the same tol with residual_tol set to the worst residual SCS's answer has (matched accuracy; "
+        f"its certified gap is still below tol); 'error vs certified': the distance of "
         "the objective to the generic solver's certified interval, relative. SSC (7) on digits (rbf, median width): "
         "generic against the hand-written ADMM, both at tol = residual_tol = 1e-7. Times are wall seconds of the "
         "solve (the generic time includes reading the problem; cvxpy: compilation + solver); 'in eigh': the time in "
