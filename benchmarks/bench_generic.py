@@ -134,7 +134,7 @@ def main(argv=None) -> int:
 
     jobs = [("peng-wei", n, m) for n in args.pw_sizes for m in ("generic", "scs") if m == "generic" or n <= args.scs_max_n]
     jobs += [("ssc", n, m) for n in args.ssc_sizes for m in ("admm", "generic")]
-    rows = []
+    rows, done = [], 0
     for problem, n, method in tqdm(jobs, desc="bench generic"):
         row = {"problem": problem, "n": n, "method": method}
         if problem == "peng-wei":
@@ -152,7 +152,9 @@ def main(argv=None) -> int:
         else:
             rows.append(run_case(__file__, "ssc_case", n, method, 1e-7, timeout=args.timeout, threads=args.threads,
                                  row=row))
-        tqdm.write(f"{problem} n={n} {method}: {rows[-1]['status']}  {fmt(rows[-1].get('time'), '.2f')} s")
+        for r in rows[done:]:
+            tqdm.write(f"{problem} n={n} {r['method']}: {r['status']}  {fmt(r.get('time'), '.2f')} s")
+        done = len(rows)
     eigh = {n: eigh_seconds(n, args.threads) for n in sorted({n for _, n, _ in jobs})}
     compare(rows, eigh)
     description = (
