@@ -27,6 +27,7 @@ import json
 import time
 import tomllib
 from collections.abc import Mapping
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
@@ -157,7 +158,7 @@ def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_thr
     out : str or Path, optional
         ``.csv`` or ``.parquet`` file of the table, written after every cell; the cells already
         in it without an error are not computed again.
-    random_state : int
+    random_state : int or None
         Seed given to every estimator (the same whatever the backend).
     blas_threads : int or None
         BLAS threads of each fit (None: the library's default).
@@ -177,7 +178,8 @@ def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_thr
     ------
     ValueError or TypeError
         Naming the argument: no estimator, an unknown data set, grid parameters that an
-        estimator does not take, an ``out`` that is neither CSV nor Parquet.
+        estimator does not take, an ``out`` that is neither CSV nor Parquet, a ``random_state``
+        that is no int seed, ``blas_threads`` below 1.
     """
     import pandas as pd
     from tqdm.auto import tqdm
@@ -187,6 +189,11 @@ def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_thr
     for name, estimator in estimators.items():
         if not (hasattr(estimator, "fit") and hasattr(estimator, "get_params")):
             raise TypeError(f"estimators[{name!r}] must be a scikit-learn estimator, got {type(estimator).__name__}")
+    if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, Integral)):
+        raise TypeError(f"random_state must be an int seed or None (the same for every cell), got {random_state!r}")
+    if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, Integral)
+                                     or blas_threads < 1):
+        raise ValueError(f"blas_threads must be a positive int or None, got {blas_threads!r}")
     if out is not None:
         out = Path(out)
         if out.suffix not in (".csv", ".parquet"):

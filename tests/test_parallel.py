@@ -168,6 +168,8 @@ def test_sweep_parquet_and_bad_arguments(tmp_path):
     (({"flaky": Flaky()}, {"d": np.ones(3)}), {}, TypeError, "datasets"),
     (({"flaky": Flaky()}, ["iris"]), {"grid": {"gamma": [1.0]}}, ValueError, "not parameters"),
     (({"flaky": Flaky()}, ["iris"]), {"out": "t.txt"}, ValueError, "out"),
+    (({"flaky": Flaky()}, ["iris"]), {"random_state": np.random.RandomState(0)}, TypeError, "random_state"),
+    (({"flaky": Flaky()}, ["iris"]), {"blas_threads": 0}, ValueError, "blas_threads"),
 ])
 def test_sweep_bad_input(args, kwargs, error, match):
     with pytest.raises(error, match=match):
