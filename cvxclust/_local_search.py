@@ -142,6 +142,14 @@ def structure_free_starts(K: np.ndarray, n_clusters: int, n_starts: int, *, know
     return starts
 
 
+def best_refinement(refine, labels: np.ndarray, K: np.ndarray, n_clusters: int, n_starts: int, *, known=None,
+                    rng=None) -> np.ndarray:
+    """The labels of the best ``refine(start) -> (labels, value)`` over ``labels`` and
+    ``n_starts`` :func:`structure_free_starts` (the refinement of both structured estimators)."""
+    starts = [labels, *structure_free_starts(K, n_clusters, n_starts, known=known, rng=rng)]
+    return max((refine(start) for start in starts), key=lambda refined: refined[1])[0]
+
+
 def best_relabelling(value, n_clusters: int, *, fixed=(), n_starts: int = 20, rng=None) -> np.ndarray:
     """The relabelling ``sigma`` (cluster k becomes ``sigma[k]``) that maximizes ``value(sigma)``
     among those found by swapping two labels while that gains, from the identity and from

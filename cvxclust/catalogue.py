@@ -429,9 +429,10 @@ class _Progress:
         return False
 
 
-def run_instance(path, methods: list[str] | None = None, reference_solver: str | None = None) -> dict:
-    """Load the problem file at ``path`` and validate it: the unit of work of
-    ``cvxclust validate``, one per worker when it fans out (:mod:`cvxclust.parallel`).
+def run_instance(instance, methods: list[str] | None = None, reference_solver: str | None = None) -> dict:
+    """Validate ``instance`` (an :class:`Instance`, or the path of a problem file to load): the
+    unit of work of ``cvxclust validate``, one per worker when it fans out
+    (:mod:`cvxclust.parallel`).
 
     ``methods`` (the scalable methods to run instead of the file's list; those the relaxation
     lacks are dropped) and ``reference_solver`` override the file.  Returns a dict: ``name``;
@@ -440,7 +441,8 @@ def run_instance(path, methods: list[str] | None = None, reference_solver: str |
     ``methods`` applies), else None; ``log``, the lines to show: one per finished solve, and the
     warnings raised.  A scalable method that raises fails its checks instead of the instance.
     """
-    instance = load_instance(path)
+    if not isinstance(instance, Instance):
+        instance = load_instance(instance)
     outcome = {"name": instance.name, "report": None, "error": None, "skipped": None, "log": []}
     chosen = instance.methods
     if methods is not None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from . import __version__
 from ._relaxation import REFERENCE_SOLVERS
 from .catalogue import Instance, find_problem_files, load_instance, run_instance
-from .parallel import parallel_backend, run_tasks
+from .parallel import check_backend, parallel_backend, run_tasks
 from .validation import ValidationReport
 
 __all__ = ["Instance", "load_instance", "find_problem_files", "main"]
@@ -243,10 +243,10 @@ def _check_fanout(args) -> str | None:
     """The usage error of ``--jobs``/``--scheduler``/``--blas-threads``, or None."""
     if args.blas_threads < 0:
         return f"--blas-threads must be >= 0, got {args.blas_threads}"
-    if args.jobs is not None and args.scheduler is not None:
-        return "give --jobs or --scheduler, not both"
-    if args.jobs is not None and (args.jobs == 0 or args.jobs < -1):
-        return f"--jobs must be a positive number of workers or -1 (every core), got {args.jobs}"
+    try:
+        check_backend(args.jobs, args.scheduler)
+    except ValueError as exc:
+        return f"--jobs/--scheduler: {exc}"
     return None
 
 
@@ -295,7 +295,7 @@ def _run(instances: list[Instance], requested, out: Path | None, args, started: 
 
     tables, dicts = [], []
     n_checks = n_failed = 0
-    tasks = [(inst.path, requested, args.reference_solver) for inst in instances]
+    tasks = [(inst, requested, args.reference_solver) for inst in instances]
     bar = tqdm(total=len(instances), desc="validate", unit="instance", file=sys.stderr, disable=quiet,
                dynamic_ncols=True)
     with parallel_backend(args.jobs, args.scheduler):

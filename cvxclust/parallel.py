@@ -28,7 +28,16 @@ from collections.abc import Callable, Iterable, Iterator
 import joblib
 from threadpoolctl import threadpool_limits
 
-__all__ = ["parallel_backend", "run_tasks"]
+__all__ = ["check_backend", "parallel_backend", "run_tasks"]
+
+
+def check_backend(jobs: int | None = None, scheduler: str | None = None) -> None:
+    """Raise a ValueError naming ``jobs`` or ``scheduler`` unless they describe a backend of
+    :func:`parallel_backend`: at most one of them, ``jobs`` a positive int or -1."""
+    if jobs is not None and scheduler is not None:
+        raise ValueError("give either jobs or scheduler, not both")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1):
+        raise ValueError(f"jobs must be a positive int or -1 (every core), got {jobs!r}")
 
 
 @contextlib.contextmanager
@@ -36,10 +45,7 @@ def parallel_backend(jobs: int | None = None, scheduler: str | None = None):
     """A context running :func:`run_tasks` on ``jobs`` local processes (joblib's loky backend),
     or on the Dask scheduler at ``scheduler`` (``dask.distributed``, an optional dependency:
     ``pip install "cvxclust[dask]"``); with neither, the caller's joblib configuration holds."""
-    if jobs is not None and scheduler is not None:
-        raise ValueError("give either jobs or scheduler, not both")
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1):
-        raise ValueError(f"jobs must be a positive int or -1 (every core), got {jobs!r}")
+    check_backend(jobs, scheduler)
     if scheduler is not None:
         try:
             from dask.distributed import Client

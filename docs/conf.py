@@ -8,6 +8,7 @@ so they never go stale.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -69,7 +70,7 @@ html_sidebars = {"**": ["sidebar-nav-bs"], "index": []}
 # the gallery: examples/ run at small sizes; each script writes its figure to --out, which the
 # scraper below embeds (the scripts close their figures, so matplotlib's scraper finds none)
 GALLERY_OUT = DOCS / "_build" / "gallery_figures"
-FAST_ARGS = {"ssc_normalizations.py": ["--n-samples", "80"], "prototype_relaxation.py": ["--n-large", "200"]}
+FAST_ARGS = json.loads((ROOT / "examples" / "fast_args.json").read_text())  # the sizes the tests use
 
 
 def gallery_argv(gallery_conf, script_vars):

@@ -7,6 +7,7 @@ temporary directory, so nothing is written into the repository.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,8 +18,9 @@ import pytest
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
 EXAMPLES = sorted(p for p in EXAMPLES_DIR.glob("*.py") if not p.name.startswith("_"))
 
-#: Extra arguments that keep a script fast under test (optional, per script).
-FAST_ARGS = {"ssc_normalizations.py": ["--n-samples", "80"], "prototype_relaxation.py": ["--n-large", "200"]}
+#: Extra arguments that keep a script fast under test (optional, per script); the documentation's
+#: gallery runs the scripts with the same ones.
+FAST_ARGS = json.loads((EXAMPLES_DIR / "fast_args.json").read_text())
 
 #: One BLAS thread: the examples use small matrices, and oversubscribed threads on a busy
 #: machine make small eigendecompositions many times slower.  The scripts run from a temporary

@@ -155,10 +155,14 @@ def _client(cluster):
     return Client(cluster)
 
 
-def test_sweep_parquet_and_bad_arguments(tmp_path):
+def test_sweep_parquet_table_resumes(tmp_path):
     pytest.importorskip("pyarrow")
-    table = sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=tmp_path / "t.parquet", progress=False)
-    assert len(table) == 1
+    out = tmp_path / "t.parquet"
+    FITS.clear()
+    table = sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=out, progress=False)
+    again = sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=out, progress=False)
+    assert FITS == [False] and len(table) == 1
+    assert again.loc[0, "accuracy"] == table.loc[0, "accuracy"] == 1.0
 
 
 @pytest.mark.parametrize(("args", "kwargs", "error", "match"), [

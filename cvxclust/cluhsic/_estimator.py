@@ -20,7 +20,7 @@ from .._kernel_estimators import (
     resolve_structure,
     top_factor,
 )
-from .._local_search import structure_free_starts
+from .._local_search import best_refinement
 from ..linalg import blas_threads
 from ..parameters import Interval, Options
 from ..structures import check_output_kernel, output_kernel
@@ -67,8 +67,9 @@ class CLUHSIC(KernelClusterMixin):
     assignment over the c x c cluster kernel, then the greedy local search moves single points,
     in turn until neither raises the objective; the same refinement runs from ``refine_starts``
     structure-free starts (k-means runs on the kernel-PCA embedding of K, placed on the
-    structure the same way), and the partition with the largest objective is returned.  A partition can be right as a set of groups and wrong in where
-    it puts them (a chain read in a scrambled order): single-point moves alone cannot repair that.
+    structure the same way), and the partition with the largest objective is returned.  A
+    partition can be right as a set of groups and wrong in where it puts them (a chain read in a
+    scrambled order): single-point moves alone cannot repair that.
 
     Parameters
     ----------
@@ -253,14 +254,11 @@ class CLUHSIC(KernelClusterMixin):
 
     def _refined(self, K, A, labels, known, rng):
         """The best refinement of the method's partition and of the structure-free starts."""
-        seed = rng.randint(2**32)
-        best = None
-        for start in [labels, *structure_free_starts(K, A.shape[0], self.refine_starts, known=known, rng=seed)]:
-            candidate, value, _ = refine(K, A, start, normalized=self.normalized, known=known,
-                                         rng=rng.randint(2**32))
-            if best is None or value > best[1]:
-                best = candidate, value
-        return best[0]
+        def refine_one(start):
+            return refine(K, A, start, normalized=self.normalized, known=known, rng=rng.randint(2**32))[:2]
+
+        return best_refinement(refine_one, labels, K, A.shape[0], self.refine_starts, known=known,
+                               rng=rng.randint(2**32))
 
     def _certificate(self, K, A, known) -> PartitionCertificate:
         m, c = K.shape[0], A.shape[0]

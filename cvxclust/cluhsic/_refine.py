@@ -10,10 +10,10 @@ clusters by a permutation sigma changes (2.3)/(2.4) to
 
 a quadratic assignment problem of order c, solved by 2-opt from the current labelling and from
 random permutations (:func:`scipy.optimize.quadratic_assignment`).  The spectral relaxation
-ignores A (Proposition 2), so the low-rank solver's default start is aligned the same way.  :func:`refine` alternates
-this placement with the greedy local search (:func:`cvxclust.cluhsic.greedy`) until neither
-raises the objective; :func:`cvxclust._local_search.structure_free_starts` gives partitions that ignore the structure
-(k-means++ runs on the kernel-PCA embedding of K) for it to place.
+ignores A (Proposition 2), so the low-rank solver's default start is aligned the same way.
+:func:`refine` alternates this placement with the greedy local search
+(:func:`cvxclust.cluhsic.greedy`) until neither raises the objective; the estimator runs it from
+the method's partition and from k-means partitions that ignore the structure.
 """
 
 from __future__ import annotations
@@ -54,7 +54,11 @@ def align_clusters(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normaliz
         Naming ``K``, ``A``, ``labels``, ``known``, ``normalized`` or ``n_starts``.
     """
     K, A, labels, known, normalized = _checked(K, A, labels, known, normalized)
-    n_starts = check_int_range(n_starts, "n_starts", 1)
+    return _align(K, A, labels, normalized, known, check_int_range(n_starts, "n_starts", 1), rng)
+
+
+def _align(K, A, labels, normalized, known, n_starts, rng) -> np.ndarray:
+    """:func:`align_clusters` on checked inputs."""
     c = A.shape[0]
     rng = np.random.default_rng(rng)
     P = partition_matrix(labels, c, normalized=normalized)
@@ -95,12 +99,13 @@ def refine(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool
     """
     K, A, labels, known, normalized = _checked(K, A, labels, known, normalized)
     max_rounds = check_int_range(max_rounds, "max_rounds", 1)
+    n_starts = check_int_range(n_starts, "n_starts", 1)
     rng = np.random.default_rng(rng)
     seed = np.random.RandomState(rng.integers(2**32))
     value = trace_objective(K, A, partition_matrix(labels, A.shape[0], normalized=normalized))
     tol = greedy_options.get("tol", 1e-12)
     for rounds in range(1, max_rounds + 1):
-        aligned = align_clusters(K, A, labels, normalized=normalized, known=known, n_starts=n_starts, rng=rng)
+        aligned = _align(K, A, labels, normalized, known, n_starts, rng)
         run = greedy(K, A, normalized=normalized, init=aligned, known=known, random_state=seed, **greedy_options)
         gain = run.objective - value
         if gain > tol * max(abs(value), 1e-300):

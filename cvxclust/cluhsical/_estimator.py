@@ -21,7 +21,7 @@ from .._kernel_estimators import (
     top_factor,
 )
 from ..cluhsic import CLUHSICSDP, lowrank, round_best
-from .._local_search import structure_free_starts
+from .._local_search import best_refinement
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, validate_parameters
 from ..structures import LOSS_KINDS, check_loss_matrix, loss_matrix, output_kernel
@@ -67,7 +67,8 @@ class CLUHSICAL(KernelClusterMixin):
       forms an mc x mc matrix: small m only.
 
     With ``refine=True`` (default) the method's partition is then refined: whole clusters are
-    relabelled by the best swaps of labels (on the c x c statistics of the partition), then the greedy moves single points, in turn until neither raises the objective; the
+    relabelled by the best swaps of labels (on the c x c statistics of the partition), then the
+    greedy moves single points, in turn until neither raises the objective; the
     same refinement runs from ``refine_starts`` structure-free starts (k-means runs on the
     kernel-PCA embedding of K), and the partition with the largest objective is returned.  The
     greedy alone moves one point at a time: it cannot empty a cluster into another, and stops
@@ -244,11 +245,14 @@ class CLUHSICAL(KernelClusterMixin):
             labels = np.asarray(labels, dtype=int)
             self.method_objective_ = check_objective(evaluate(K, A, labels, loss, self.normalization, C, gamma))
             if c > 1 and self.refine:
-                starts = [labels, *structure_free_starts(K, c, self.refine_starts, known=known,
-                                                         rng=rng.randint(2**32))]
-                refined = [refine(K, A, loss, self.normalization, C, gamma, start, known=known, rng=rng,
-                                  **(options if self.method == "greedy" else {})) for start in starts]
-                labels = max(refined, key=lambda candidate: candidate[1])[0]
+                greedy_options = options if self.method == "greedy" else {}
+
+                def refine_one(start):
+                    return refine(K, A, loss, self.normalization, C, gamma, start, known=known, rng=rng,
+                                  **greedy_options)
+
+                labels = best_refinement(refine_one, labels, K, c, self.refine_starts, known=known,
+                                         rng=rng.randint(2**32))
             self.labels_ = labels
             self.objective_ = check_objective(evaluate(K, A, self.labels_, loss, self.normalization, C, gamma))
         self.output_kernel_, self.loss_ = A, loss
