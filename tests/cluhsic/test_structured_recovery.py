@@ -225,3 +225,17 @@ def test_kernel_kmeans_is_kmeans_on_the_shared_embedding():
     K = rbf(X)
     expected = KMeans(4, n_init=10, random_state=0).fit_predict(kernel_embedding(K))
     np.testing.assert_array_equal(kernel_kmeans(K, 4, random_state=0), expected)
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda K, A, y: refine(K, A, y[:-1]), ValueError, "labels"),
+    (lambda K, A, y: align_clusters(K, A, y, known=np.zeros(3, dtype=int)), ValueError, "known"),
+    (lambda K, A, y: align_clusters(K[:, :-1], A, y), ValueError, "K"),
+    (lambda K, A, y: refine(K, A, y, normalized="yes"), (TypeError, ValueError), "normalized"),
+    (lambda K, A, y: align_clusters(K, A, y, n_starts=0), ValueError, "n_starts"),
+    (lambda K, A, y: certify_partition(K, A, y + 5), ValueError, "labels"),
+])
+def test_public_pieces_check_their_input(call, error, match):
+    X, y, K, A = _problem(chain(3), 12)
+    with pytest.raises(error, match=match):
+        call(K, A, y)
