@@ -46,6 +46,7 @@ COLUMNS = ("estimator", "dataset", "params", "n_samples", "n_clusters", "status"
            "max_residual", "iterations", "time", "accuracy", "nmi", "ari", "error")
 
 _KEY = ("estimator", "dataset", "params")
+_CHECKPOINT_SECONDS = 5.0  # least time between two writes of the table during a sweep
 
 
 def _params_key(params: Mapping) -> str:
@@ -156,8 +157,9 @@ def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_thr
         ``n_clusters`` parameter that the grid leaves out gets the data set's number of classes;
         one with ``random_state`` gets ``random_state``.
     out : str or Path, optional
-        ``.csv`` or ``.parquet`` file of the table, written after every cell; the cells already
-        in it without an error are not computed again.
+        ``.csv`` or ``.parquet`` file of the table, written as cells finish (every few
+        seconds) and at the end; the cells already in it without an error are
+        not computed again.
     random_state : int or None
         Seed given to every estimator (the same whatever the backend).
     blas_threads : int or None
@@ -222,15 +224,19 @@ def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_thr
         return frame
 
     bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc="sweep", unit="cell", disable=not progress)
+    written = time.monotonic()
     for i, row in zip(todo, run_tasks(_fit_cell, [cells[i] for i in todo], blas_threads=blas_threads)):
         rows[i] = {c: row.get(c) for c in COLUMNS}
         bar.update()
-        if out is not None:
+        # rewriting the table after every cell would cost O(cells^2) on a large sweep; every few
+        # seconds, a sweep that is killed loses at most the cells of the last few seconds
+        if out is not None and time.monotonic() - written >= _CHECKPOINT_SECONDS:
             _write(table(), out)
+            written = time.monotonic()
     bar.close()
     frame = table()
-    if out is not None and not todo:
-        _write(frame, out)  # nothing left to compute: the file still holds the whole table
+    if out is not None:
+        _write(frame, out)
     return frame
 
 

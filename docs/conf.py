@@ -74,8 +74,11 @@ FAST_ARGS = json.loads((ROOT / "examples" / "fast_args.json").read_text())  # th
 
 
 def gallery_argv(gallery_conf, script_vars):
-    name = Path(script_vars["src_file"]).name
-    return ["--out", str(GALLERY_OUT / f"{Path(name).stem}.png"), *FAST_ARGS.get(name, [])]
+    # relative to the example's directory, where sphinx-gallery runs it: the page shows no
+    # absolute path of the machine that built it
+    source = Path(script_vars["src_file"])
+    out = os.path.relpath(GALLERY_OUT / f"{source.stem}.png", source.parent)
+    return ["--out", out, *FAST_ARGS.get(source.name, [])]
 
 
 class FigureFileScraper:

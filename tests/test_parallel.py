@@ -3,11 +3,13 @@ Dask cluster; a failing cell is reported in its row; an interrupted sweep resume
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 import joblib
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, ClusterMixin
 
@@ -133,6 +135,40 @@ def test_a_failing_cell_is_reported_and_the_sweep_resumes(tmp_path):
     again = sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, {"fail": [False, True]}, out=out, progress=False)
     assert FITS == [True]
     assert list(again["error"]) == list(table["error"]) and again.loc[0, "accuracy"] == 1.0
+
+
+class Interrupted(Flaky):
+    """Stops the whole sweep (as a user's Ctrl-C does) when ``fail``."""
+
+    def fit(self, X, y=None):
+        if self.fail:
+            raise KeyboardInterrupt
+        return super().fit(X, y)
+
+
+def test_an_interrupted_sweep_keeps_its_checkpoint_and_resumes(tmp_path, monkeypatch):
+    sweep_module = importlib.import_module("cvxclust.sweep")
+    monkeypatch.setattr(sweep_module, "_CHECKPOINT_SECONDS", 0.0)
+    out = tmp_path / "table.csv"
+    grid = {"n_clusters": [2, 3], "fail": [False, True]}  # cells (False, 2), (False, 3), then an interruption
+    with pytest.raises(KeyboardInterrupt):
+        sweep({"x": Interrupted()}, {"blobs": _two_blobs()}, grid, out=out, progress=False)
+    assert sorted(pd.read_csv(out)["n_clusters"]) == [2, 3]  # the cells finished before the interruption
+    FITS.clear()
+    table = sweep({"x": Interrupted()}, {"blobs": _two_blobs()}, {"n_clusters": [2, 3, 4], "fail": [False]},
+                  out=out, progress=False)
+    assert FITS == [False] and len(table) == 3  # only the cell not in the checkpoint is fitted
+
+
+def test_the_table_is_not_rewritten_after_every_cell(tmp_path, monkeypatch):
+    sweep_module = importlib.import_module("cvxclust.sweep")
+    monkeypatch.setattr(sweep_module, "_CHECKPOINT_SECONDS", 1e9)
+    writes = []
+    write = sweep_module._write
+    monkeypatch.setattr(sweep_module, "_write", lambda table, out: (writes.append(len(table)), write(table, out)))
+    table = sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, {"n_clusters": [2, 3, 4]}, out=tmp_path / "t.csv",
+                  progress=False)
+    assert writes == [3] and len(pd.read_csv(tmp_path / "t.csv")) == len(table) == 3
 
 
 def test_sweep_is_the_same_on_every_backend(tmp_path, dask_cluster):
