@@ -3,13 +3,16 @@ cvxpy+SCS and cvxpy+Clarabel (digits, rbf with the median width).
 
     python benchmarks/bench_ssc.py                      # n = 100, 200, 300, 500 (+ 1000, 2000 ADMM alone)
     python benchmarks/bench_ssc.py --sizes 100 200 --big      # a quicker run
+    python benchmarks/bench_ssc.py --data blobs --sizes --big 2000 --tol 1e-6 --name ssc_speed_blobs
 
 Each (n, method) runs in its own process (:func:`_harness.run_case`: its peak resident memory
 is its own; a run that exceeds ``--timeout`` is killed and reported as such).  Beside every size
 the script times one full ``numpy.linalg.eigh`` of an n x n matrix in the same run: "in eigh"
 is a solve time in units of that eigendecomposition.  Writes
-``benchmarks/results/ssc_speed.{md,json,png}``.  Digits has 1797 images; n = 2000 adds
-one-pixel-shifted copies (see :func:`cvxclust.datasets.load_dataset`).
+``benchmarks/results/ssc_speed.{md,json,png}`` (``--name`` for another name).  Digits has 1797
+images; n = 2000 adds one-pixel-shifted copies (see :func:`cvxclust.datasets.load_dataset`).
+``--data blobs`` draws n points from 8 isotropic Gaussian blobs in the plane
+(``sklearn.datasets.make_blobs(n, centers=8, random_state=0)``) instead.
 """
 
 from __future__ import annotations
@@ -34,18 +37,31 @@ METHODS = {
 }
 
 
-def solve_case(n: int, name: str, time_limit: float, save: str | None) -> dict:
-    """One solve of (7) on n digits; the solution is saved to ``save`` to compare solutions."""
+def points(data: str, n: int) -> np.ndarray:
+    """n points of ``data``: "digits" or "blobs" (see the module docstring)."""
+    from sklearn.datasets import make_blobs
+
     from cvxclust.datasets import load_dataset
+
+    if data == "blobs":
+        return make_blobs(n, centers=8, random_state=0)[0]
+    return load_dataset(data, n_samples=n)[0]
+
+
+def solve_case(n: int, name: str, time_limit: float, save: str | None, data: str = "digits",
+               tol: float | None = None) -> dict:
+    """One solve of (7) on n points of ``data``; the solution is saved to ``save`` to compare
+    solutions; ``tol``: tol and residual_tol of the scalable solvers (default: theirs)."""
     from cvxclust.kernels import rbf
     from cvxclust.ssc import FrobeniusPSD
 
-    X, _ = load_dataset("digits", n_samples=n)
-    relaxation = FrobeniusPSD(rbf(X))
+    relaxation = FrobeniusPSD(rbf(points(data, n)))
     options = dict(METHODS[name])
     method = options.pop("method")
     if method != "reference":
         options["time_limit"] = time_limit
+        if tol is not None:
+            options |= {"tol": tol, "residual_tol": tol}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = relaxation.solve(method, **options)
@@ -85,11 +101,11 @@ def markdown(rows: list[dict]) -> str:
         for r in rows])
 
 
-def plot(rows, path):
+def plot(rows, path, data):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    plot_times(ax, rows, METHODS, "SSC (7): solve time on digits, rbf")
+    plot_times(ax, rows, METHODS, f"SSC (7): solve time on {data}, rbf")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -105,7 +121,11 @@ def main(argv=None) -> int:
     parser.add_argument("--clarabel-max-n", type=int, default=100,
                         help="largest n for Clarabel (an interior-point method: its memory grows fastest)")
     parser.add_argument("--threads", type=int, default=None, help="BLAS threads of each run (default: the library's)")
+    parser.add_argument("--data", choices=["digits", "blobs"], default="digits")
+    parser.add_argument("--tol", type=float, default=None,
+                        help="tol and residual_tol of the scalable solvers (default: each solver's own)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="ssc_speed", help="results file name (without suffix)")
     args = parser.parse_args(argv)
     env = environment(__file__, argv, args.threads)
 
@@ -117,22 +137,26 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as saved:
         for n, name in tqdm(jobs, desc="bench ssc"):
             save = os.path.join(saved, f"{n}_{name}.npy") if n <= max(args.sizes) else None
-            rows.append(run_case(__file__, "solve_case", n, name, args.time_limit, save, timeout=args.timeout,
+            rows.append(run_case(__file__, "solve_case", n, name, args.time_limit, save, args.data, args.tol,
+                                 timeout=args.timeout,
                                  threads=args.threads, row={"n": n, "method": name}))
             tqdm.write(f"n={n} {name}: {rows[-1]['status']}  {fmt(rows[-1].get('time'), '.2f')} s")
         eigh = {n: eigh_seconds(n, args.threads) for n in sorted({n for n, _ in jobs})}
         compare(rows, eigh, saved)
+    data = "digits" if args.data == "digits" else "8 Gaussian blobs in the plane (make_blobs, random_state=0)"
+    tolerance = "tol = residual_tol = 1e-7 (ADMM's default)" if args.tol is None else \
+        f"tol = residual_tol = {args.tol:g}"
     description = (
-        "Frobenius-PSD (7) on digits, rbf with the median width, the same K for every method. Times are "
+        f"Frobenius-PSD (7) on {data}, rbf with the median width, the same K for every method. Times are "
         "wall seconds of the solve (cvxpy: compilation + solver); 'in eigh': the time in units of one full "
         "numpy.linalg.eigh of the same size, timed in the same run. SCS eps = 1e-7, Clarabel's default "
-        f"tolerances (1e-9); scalable solvers tol = 1e-7, time limit {args.time_limit:g} s. 'rel. gap to SCS': "
+        f"tolerances (1e-9); scalable solvers {tolerance}, time limit {args.time_limit:g} s. 'rel. gap to SCS': "
         "|objective - SCS's| / |SCS's|. 'certified gap': the relative gap of the method's own dual bound."
     )
     table = markdown(rows)
-    write_results(args.out, "ssc_speed", "SSC (7): solve time against cvxpy", description, table,
+    write_results(args.out, args.name, "SSC (7): solve time against cvxpy", description, table,
                   {"options": options_record(args), "eigh_seconds": eigh, "rows": rows}, env,
-                  plot=lambda path: plot(rows, path))
+                  plot=lambda path: plot(rows, path, args.data))
     print(table)
     return 0
 
