@@ -113,7 +113,7 @@ def plot(rows, path, data):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 300, 500])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 200, 300, 500])
     parser.add_argument("--big", type=int, nargs="*", default=[1000, 2000], help="sizes for ADMM alone")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--time-limit", type=float, default=120.0, help="time limit of the scalable solvers (s)")
@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as saved:
         for n, name in tqdm(jobs, desc="bench ssc"):
-            save = os.path.join(saved, f"{n}_{name}.npy") if n <= max(args.sizes) else None
+            save = os.path.join(saved, f"{n}_{name}.npy") if n <= max(args.sizes, default=0) else None
             rows.append(run_case(__file__, "solve_case", n, name, args.time_limit, save, args.data, args.tol,
                                  timeout=args.timeout,
                                  threads=args.threads, row={"n": n, "method": name}))
