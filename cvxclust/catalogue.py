@@ -391,8 +391,9 @@ def _error_result(method: str, exc: BaseException, reference: Result | None, ela
 
 
 class _Progress:
-    """Wraps ``relaxation.solve`` for one run: a log line per finished solve, and errors of
-    scalable methods turned into failing results instead of aborting the instance."""
+    """Wraps ``relaxation.solve`` for one run: a log line per finished solve (the caller names
+    the instance), and errors of scalable methods turned into failing results instead of
+    aborting the instance."""
 
     def __init__(self, instance: Instance, log):
         self.instance, self.log = instance, log
@@ -409,14 +410,14 @@ class _Progress:
             except Exception as exc:
                 if method == "reference":
                     raise
-                self.log(f"  {self.instance.name} | {method}: raised {type(exc).__name__}: {exc}")
+                self.log(f"{method}: raised {type(exc).__name__}: {exc}")
                 self.log("    " + "    ".join(traceback.format_exception(exc)[-3:]).rstrip())
                 return _error_result(method, exc, self.reference, time.perf_counter() - start)
             if method == "reference":
                 self.reference = result
             gap = "" if result.relative_gap is None else f", relative gap {result.relative_gap:.1e}"
             self.log(
-                f"  {self.instance.name} | {result.method}: {result.status}, {result.iterations} iterations, "
+                f"{result.method}: {result.status}, {result.iterations} iterations, "
                 f"{result.time:.2f} s, objective {result.objective:.10g}{gap}, max residual {result.max_residual:.1e}"
             )
             return result

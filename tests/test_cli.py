@@ -48,6 +48,7 @@ def test_validate_small_problem_writes_reports(tmp_path, capsys):
     assert f"### {name}" in captured.out and "| admm |" in captured.out
     assert "1 instances, 0 checks failed" in captured.out
     assert f"{name} | admm: optimal" in captured.err  # per-method progress lines
+    assert f"{name} | {name}" not in captured.err  # the instance is named once per line
 
     report = (out / "report.md").read_text()
     assert f"### {name}" in report and "| method |" in report

@@ -22,7 +22,7 @@ from ._sdp import CLUHSICSDP
 
 __all__ = ["PartitionCertificate", "certify_partition", "AFFORDABLE_ORDER"]
 
-#: Largest order m c of the SDP (5.23) that ``certify="auto"`` solves (a few seconds).
+#: Largest order m c of the SDP (5.23) that ``certify="auto"`` solves.
 AFFORDABLE_ORDER = 200
 
 

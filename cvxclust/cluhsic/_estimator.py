@@ -112,7 +112,7 @@ class CLUHSIC(KernelClusterMixin):
     certify : {"auto", True, False}, default="auto"
         Bound the returned partition's distance to the best one by the SDP (5.23)'s certified
         upper bound (:func:`cvxclust.cluhsic.certify_partition`): always (True; the SDP has order
-        m c and costs minutes from m c ~ 300), never (False), or when ``m c <= 200`` ("auto").
+        m c, and its cost grows steeply with it), never (False), or when ``m c <= 200`` ("auto").
         Normalized objective (2.4) only.
     random_state : int, RandomState or None
 
@@ -240,13 +240,13 @@ class CLUHSIC(KernelClusterMixin):
             else:
                 self.result_, labels = self._solve(K, A, known, rng)
             labels = np.asarray(labels, dtype=int)
-            self.method_objective_ = check_objective(objective(K, A, partition_matrix(labels, c,
-                                                                                      normalized=self.normalized)))
+            self.method_objective_ = self.objective_ = check_objective(
+                objective(K, A, partition_matrix(labels, c, normalized=self.normalized)))
             if c > 1 and self.refine:
                 labels = self._refined(K, A, labels, known, rng)
+                self.objective_ = check_objective(objective(K, A, partition_matrix(labels, c,
+                                                                                   normalized=self.normalized)))
             self.labels_ = labels
-            P = partition_matrix(self.labels_, c, normalized=self.normalized)
-            self.objective_ = check_objective(objective(K, A, P))
             self.certificate_ = self._certificate(K, A, known)
         self.output_kernel_ = A
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations

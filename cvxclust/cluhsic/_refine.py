@@ -21,7 +21,6 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
-
 from .._checks import check_bool, check_int_range, check_labels
 from ._greedy import greedy
 from ._heuristic_base import check_kernels, check_known
@@ -113,4 +112,3 @@ def refine(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool
         else:
             break
     return labels, value, rounds
-

@@ -243,7 +243,8 @@ class CLUHSICAL(KernelClusterMixin):
                 labels = self.result_.extras["labels"]
             gamma = float(self.joint_kernel_scale)
             labels = np.asarray(labels, dtype=int)
-            self.method_objective_ = check_objective(evaluate(K, A, labels, loss, self.normalization, C, gamma))
+            self.method_objective_ = self.objective_ = check_objective(
+                evaluate(K, A, labels, loss, self.normalization, C, gamma))
             if c > 1 and self.refine:
                 greedy_options = options if self.method == "greedy" else {}
 
@@ -253,8 +254,8 @@ class CLUHSICAL(KernelClusterMixin):
 
                 labels = best_refinement(refine_one, labels, K, c, self.refine_starts, known=known,
                                          rng=rng.randint(2**32))
+                self.objective_ = check_objective(evaluate(K, A, labels, loss, self.normalization, C, gamma))
             self.labels_ = labels
-            self.objective_ = check_objective(evaluate(K, A, self.labels_, loss, self.normalization, C, gamma))
         self.output_kernel_, self.loss_ = A, loss
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         return self
