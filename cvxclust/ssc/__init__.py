@@ -7,6 +7,7 @@ paper's).
 """
 
 from ._admm import admm
+from ._dual_newton import dual_newton
 from ._estimator import SemidefiniteSpectralClustering
 from ._lagrange_dual import ld_ssc1, ld_ssc2
 from ._normalize import NORMALIZATIONS, normalize
@@ -14,5 +15,5 @@ from ._peng_wei import PengWei
 from ._relaxations import FrobeniusDS, FrobeniusPSD
 from ._successive_projections import successive_projections
 
-__all__ = ["admm", "FrobeniusDS", "FrobeniusPSD", "ld_ssc1", "ld_ssc2", "NORMALIZATIONS", "PengWei", "SemidefiniteSpectralClustering",
+__all__ = ["admm", "dual_newton", "FrobeniusDS", "FrobeniusPSD", "ld_ssc1", "ld_ssc2", "NORMALIZATIONS", "PengWei", "SemidefiniteSpectralClustering",
            "normalize", "successive_projections"]

@@ -62,7 +62,7 @@ class _NearestDoublyStochastic(Relaxation):
     """Shared statement, objective, residuals and dual bound of (6) and (7)."""
 
     psd: bool = False
-    default_method = "admm"
+    default_method = "dual-newton"
 
     def __init__(self, K):
         self.K = check_matrix(K, "K", min_size=2)
@@ -166,7 +166,9 @@ class FrobeniusDS(_NearestDoublyStochastic):
 
         minimize 1/2 ||F - K||_F^2  s.t.  F >= 0, F 1 = 1, F = F^T.
 
-    Methods: ``"reference"`` (cvxpy), ``"admm"`` (default), ``"successive-projections"``
+    Methods: ``"reference"`` (cvxpy), ``"dual-newton"`` (default: semismooth Newton on the
+    row-sum multipliers, which solves (6) in a few passes over K), ``"admm"``,
+    ``"successive-projections"``
     (Zass & Shashua's alternating projections, with Dykstra's correction so that they converge
     to the nearest point rather than to some point of the set).
 
@@ -189,7 +191,9 @@ class FrobeniusPSD(_NearestDoublyStochastic):
 
         minimize 1/2 ||F - K||_F^2  s.t.  F >= 0, F 1 = 1, F = F^T, F >> 0.
 
-    Methods: ``"reference"`` (cvxpy + SCS/Clarabel), ``"admm"`` (default ``"auto"``: an
+    Methods: ``"reference"`` (cvxpy + SCS/Clarabel), ``"dual-newton"`` (default ``"auto"``:
+    semismooth Newton on the row-sum multipliers inside an accelerated projected gradient on
+    the p.s.d. multiplier, one partial eigendecomposition per iteration), ``"admm"`` (an
     over-relaxed two-block ADMM with adaptive penalty and partial eigendecompositions),
     ``"ld-ssc1"`` and ``"ld-ssc2"`` (the paper's Algorithms 1 and 2: L-BFGS-B on the dual
     (16) resp. (15), primal recovered by (10)).  Every scalable method reports the dual bound (12).

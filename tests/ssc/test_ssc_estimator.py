@@ -75,7 +75,7 @@ def test_fitted_attributes(iris, iris_fit):
     np.testing.assert_allclose(est.affinity_matrix_, rbf(X), rtol=1e-12)
     assert est.normalized_affinity_.shape == (n, n)
     assert isinstance(est.result_, Result)
-    assert est.result_.status == "optimal" and est.result_.method == "admm"
+    assert est.result_.status == "optimal" and est.result_.method == "dual-newton"
     np.testing.assert_array_equal(est.result_.X, est.normalized_affinity_)
     # the normalized affinity is the SSC solution: doubly stochastic and p.s.d.
     F = est.normalized_affinity_
@@ -120,9 +120,8 @@ def test_precomputed_rejects_bad_kernels(iris, bad):
 @pytest.mark.parametrize("affinity", ["polynomial", "nearest_neighbors"])
 def test_other_affinities(affinity):
     X = StandardScaler().fit_transform(data("iris", 60)[0])
-    # (the solver's convergence on the polynomial kernel is tested in test_ssc_solvers.py)
-    est = SemidefiniteSpectralClustering(3, affinity=affinity, random_state=0,
-                                         solver_options={"mu": 10.0}).fit(X)
+    # (the solvers' convergence on the polynomial kernel is tested in test_ssc_solvers.py)
+    est = SemidefiniteSpectralClustering(3, affinity=affinity, random_state=0).fit(X)
     assert est.labels_.shape == (60,)
     np.testing.assert_allclose(est.affinity_matrix_, cvxclust.kernels.affinity(X, affinity))
     assert est.result_.status == "optimal"
@@ -260,8 +259,7 @@ def test_gamma_is_the_rbf_coefficient():
     median = cvxclust.kernels.median_distance(X)
     np.testing.assert_allclose(default.affinity_matrix_, np.exp(-sq / median**2), rtol=1e-12)
     # the affinity's own parameters are ignored by the others
-    poly = SemidefiniteSpectralClustering(3, affinity="polynomial", gamma=5.0, random_state=0,
-                                          solver_options={"mu": 10.0}).fit(X)
+    poly = SemidefiniteSpectralClustering(3, affinity="polynomial", gamma=5.0, random_state=0).fit(X)
     np.testing.assert_allclose(poly.affinity_matrix_, cvxclust.kernels.affinity(X, "polynomial", degree=2))
 
 

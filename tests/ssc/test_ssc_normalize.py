@@ -130,7 +130,7 @@ def test_frobenius_normalizations_match_the_reference(K, method, cls):
     assert_doubly_stochastic(K_hat)
     if method == "frobenius-psd":
         assert np.linalg.eigvalsh(K_hat)[0] >= -1e-10
-    assert result.method == "admm"  # solver="auto"
+    assert result.method == "dual-newton"  # solver="auto"
     assert abs(result.objective - ref.objective) <= 1e-6 * abs(ref.objective)
     assert np.linalg.norm(K_hat - ref.X) <= 1e-3 * np.linalg.norm(ref.X)
     assert result.objective == pytest.approx(0.5 * np.sum((K_hat - K) ** 2), rel=1e-12)

@@ -123,17 +123,17 @@ def test_psd_optimum_is_above_ds_optimum(instance):
         assert psd.objective > ds.objective * (1 + 1e-8)
 
 
-def test_auto_is_admm_for_both_relaxations():
+def test_auto_is_dual_newton_for_both_relaxations():
     K = kernel("iris", 40, 1.0)
     for cls in RELAXATIONS:
         assert cls.default_method in cls.methods()
-        assert cls(K).solve("auto").method == cls.default_method == "admm"
+        assert cls(K).solve("auto").method == cls.default_method == "dual-newton"
 
 
 def test_methods_lists_reference_first_and_the_paper_solvers():
     assert FrobeniusPSD.methods()[0] == FrobeniusDS.methods()[0] == "reference"
-    assert {"admm", "ld-ssc1", "ld-ssc2"} <= set(FrobeniusPSD.methods())
-    assert {"admm", "successive-projections"} <= set(FrobeniusDS.methods())
+    assert {"admm", "dual-newton", "ld-ssc1", "ld-ssc2"} <= set(FrobeniusPSD.methods())
+    assert {"admm", "dual-newton", "successive-projections"} <= set(FrobeniusDS.methods())
     # the dual solvers of (15) need the p.s.d. cone; successive projections are for (6)
     assert "successive-projections" not in FrobeniusPSD.methods()
     assert "ld-ssc2" not in FrobeniusDS.methods()
@@ -194,7 +194,7 @@ def test_iris_full_n150_auto_and_ld_ssc2():
     assert relative(ref.dual_bound, ref.objective) <= 1e-8
     relaxation = FrobeniusPSD(K)
     auto = relaxation.solve("auto")
-    check_against_reference(auto, ref, "admm", psd=True, K=K)
+    check_against_reference(auto, ref, "dual-newton", psd=True, K=K)
     # LD-SSC2 reaches a certified 1e-6 (its default 1e-7 on the recovered primal is at the
     # floating-point floor of the dual at this size)
     ld = relaxation.solve("ld-ssc2", tol=1e-6, residual_tol=1e-6)
