@@ -1,9 +1,11 @@
-"""Speed of the SSC solvers on the same K: the default ADMM against LD-SSC1/LD-SSC2,
-cvxpy+SCS and cvxpy+Clarabel (digits, rbf with the median width).
+"""Speed of the SSC solvers on the same K: the default dual Newton solver and the ADMM against
+LD-SSC1/LD-SSC2, cvxpy+SCS and cvxpy+Clarabel (digits, rbf with the median width).
 
-    python benchmarks/bench_ssc.py                      # n = 100, 200, 300, 500 (+ 1000, 2000 ADMM alone)
+    python benchmarks/bench_ssc.py                      # n = 100, 200, 300, 500 (+ 1000, 2000 scalable alone)
     python benchmarks/bench_ssc.py --sizes 100 200 --big      # a quicker run
-    python benchmarks/bench_ssc.py --data blobs --sizes --big 2000 --tol 1e-6 --name ssc_speed_blobs
+    python benchmarks/bench_ssc.py --data blobs --sizes --big 2000 --tol 1e-6 --name ssc_speed_blobs_2000
+    python benchmarks/bench_ssc.py --data blobs --sizes 500 --methods dual-newton admm scs \
+        --big 1000 2000 5000 10000 --admm-max-n 5000 --tol 1e-4 --name ssc_scaling_blobs
 
 Each (n, method) runs in its own process (:func:`_harness.run_case`: its peak resident memory
 is its own; a run that exceeds ``--timeout`` is killed and reported as such).  Beside every size
@@ -29,6 +31,7 @@ from _harness import (RESULTS, eigh_seconds, environment, fmt, markdown_table, o
                       write_results)
 
 METHODS = {
+    "dual-newton": {"method": "dual-newton"},
     "admm": {"method": "admm"},
     "ld-ssc1": {"method": "ld-ssc1"},
     "ld-ssc2": {"method": "ld-ssc2"},
@@ -104,8 +107,17 @@ def markdown(rows: list[dict]) -> str:
 def plot(rows, path, data):
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, (ax, ax_eigh) = plt.subplots(1, 2, figsize=(11, 4))
     plot_times(ax, rows, METHODS, f"SSC (7): solve time on {data}, rbf")
+    for name in METHODS:
+        points = sorted((r["n"], r["in_eigh"]) for r in rows if r["method"] == name and "in_eigh" in r)
+        if points:
+            ax_eigh.loglog(*zip(*points), "o-", label=name)
+    ax_eigh.set_xlabel("n")
+    ax_eigh.set_ylabel("time / one full eigh of the same size")
+    ax_eigh.set_title("the same in eigendecomposition-equivalents")
+    ax_eigh.grid(True, which="both", alpha=0.3)
+    ax_eigh.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -114,7 +126,9 @@ def plot(rows, path, data):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="*", default=[100, 200, 300, 500])
-    parser.add_argument("--big", type=int, nargs="*", default=[1000, 2000], help="sizes for ADMM alone")
+    parser.add_argument("--big", type=int, nargs="*", default=[1000, 2000],
+                        help="sizes for the scalable solvers alone (dual-newton, admm)")
+    parser.add_argument("--admm-max-n", type=int, default=None, help="largest n for the ADMM among --big")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--time-limit", type=float, default=120.0, help="time limit of the scalable solvers (s)")
     parser.add_argument("--timeout", type=float, default=1200.0, help="kill a run after this many seconds")
@@ -132,7 +146,8 @@ def main(argv=None) -> int:
     from tqdm import tqdm
 
     jobs = [(n, m) for n in args.sizes for m in args.methods if not (m == "clarabel" and n > args.clarabel_max_n)]
-    jobs += [(n, "admm") for n in args.big]
+    jobs += [(n, m) for n in args.big for m in ("dual-newton", "admm")
+             if m in args.methods and not (m == "admm" and args.admm_max_n is not None and n > args.admm_max_n)]
     rows = []
     with tempfile.TemporaryDirectory() as saved:
         for n, name in tqdm(jobs, desc="bench ssc"):
@@ -144,7 +159,7 @@ def main(argv=None) -> int:
         eigh = {n: eigh_seconds(n, args.threads) for n in sorted({n for n, _ in jobs})}
         compare(rows, eigh, saved)
     data = "digits" if args.data == "digits" else "8 Gaussian blobs in the plane (make_blobs, random_state=0)"
-    tolerance = "tol = residual_tol = 1e-7 (ADMM's default)" if args.tol is None else \
+    tolerance = "tol = residual_tol = 1e-7 (the solvers' default)" if args.tol is None else \
         f"tol = residual_tol = {args.tol:g}"
     description = (
         f"Frobenius-PSD (7) on {data}, rbf with the median width, the same K for every method. Times are "
@@ -154,7 +169,8 @@ def main(argv=None) -> int:
         "|objective - SCS's| / |SCS's|. 'certified gap': the relative gap of the method's own dual bound."
     )
     table = markdown(rows)
-    write_results(args.out, args.name, "SSC (7): solve time against cvxpy", description, table,
+    title = f"SSC (7) on {'digits' if args.data == 'digits' else 'Gaussian blobs'}: solve time against cvxpy"
+    write_results(args.out, args.name, title, description, table,
                   {"options": options_record(args), "eigh_seconds": eigh, "rows": rows}, env,
                   plot=lambda path: plot(rows, path, args.data))
     print(table)
