@@ -55,10 +55,11 @@ Information Processing Systems (NIPS), 2006):
     \qquad \text{(6)}
 
 SSC adds the constraint every partition matrix satisfies, :math:`F \succeq 0`, and the problem
-becomes a semidefinite program.  ``cvxclust`` solves it with a scalable ADMM whose multiplier
-:math:`Q \ge 0` of :math:`F \ge 0` gives a *certified* lower bound
-:math:`g(Q) \le` optimum (the Lagrange dual (12)), so every solve reports
-``objective - dual_bound``: a proof of how close to optimal the answer is.
+becomes a semidefinite program.  ``cvxclust`` solves it on its Lagrange dual: Newton's method
+on the multipliers of the row sums, a projected gradient on the multiplier :math:`S \succeq 0`
+of :math:`F \succeq 0`.  Every pair of multipliers gives a *certified* lower bound on the
+optimum (weak duality), so every solve reports ``objective - dual_bound``: a proof of how close
+to optimal the answer is.
 
 The script takes four digit classes of ``digits`` (8x8 images, sorted by label), prints the
 error rate of every normalization and the SSC solve's objective, dual bound and certified gap,
@@ -176,10 +177,10 @@ def run(args) -> None:
     ssc, fsc = results["SSC"], results["FSC"]
     print("\nSSC, the SDP (7): minimize 1/2 ||F - K||_F^2 s.t. F >= 0, F 1 = 1, F = F^T, F >> 0")
     print(f"  objective                {ssc.objective:.8g}")
-    print(f"  dual bound g(Q)          {ssc.dual_bound:.8g}   (certified lower bound: no feasible F has a smaller objective)")
+    print(f"  dual bound               {ssc.dual_bound:.8g}   (certified lower bound: no feasible F has a smaller objective)")
     print(f"  certified gap            {ssc.duality_gap:.2e} absolute, {ssc.relative_gap:.2e} relative")
     print(f"  worst residual           {ssc.max_residual:.2e}   ({', '.join(f'{name}={v:.1e}' for name, v in ssc.residuals.items())})")
-    print(f"  solve time               {ssc.time:.2f} s, {ssc.iterations} ADMM iterations, status {ssc.status!r}")
+    print(f"  solve time               {ssc.time:.2f} s, {ssc.iterations} iterations of {ssc.method!r}, status {ssc.status!r}")
     w = np.linalg.eigvalsh(matrices["FSC"])
     diff = np.linalg.norm(matrices["SSC"] - matrices["FSC"]) / np.linalg.norm(matrices["FSC"])
     print(f"\nFSC objective {fsc.objective:.8g} <= SSC objective {ssc.objective:.8g} (SSC has one constraint more).")

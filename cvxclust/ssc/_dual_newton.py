@@ -83,7 +83,8 @@ def minimize_row_multipliers(C: np.ndarray, u: np.ndarray | None = None, *, tol:
     u : (n,) ndarray, optional
         Start (e.g. the previous solution); by default the solution without the ``max``.
     tol : float
-        Stop when ``max_i |(F 1)_i - 1| <= tol``.
+        Stop when ``max_i |(F 1)_i - 1| <= tol``, or below the rounding error of the row sums,
+        ``n eps (max|C| + 2 max|u|)``, if that is larger.
     max_iter : int
         Newton steps at most.
 
@@ -111,10 +112,11 @@ def minimize_row_multipliers(C: np.ndarray, u: np.ndarray | None = None, *, tol:
         return 0.5 * float(np.vdot(out, out)) - 2.0 * float(u.sum())
 
     psi = evaluate(u, F)
+    size = max(float(C.max()), -float(C.min()))
     for iteration in range(max_iter + 1):
         r = F.sum(axis=1) - 1.0
         worst = float(np.abs(r).max())
-        if worst <= tol:
+        if worst <= max(tol, n * np.finfo(float).eps * (size + 2.0 * float(np.abs(u).max()))):
             return F, u, iteration, "converged"
         if iteration == max_iter:
             return F, u, iteration, "max_iter"
@@ -185,14 +187,17 @@ class DualNewton(FrobeniusSolver):
     def init_state(self):
         K = self.relaxation.K
         n = K.shape[0]
+        # for (6) S = Y = 0 throughout: no matrices for them
+        S, Y = (np.zeros((n, n)), np.zeros((n, n))) if self.relaxation.psd else (None, None)
         return SimpleNamespace(
-            S=np.zeros((n, n)), Y=np.zeros((n, n)), momentum=1.0, u=None, newton_total=0,
+            S=S, Y=Y, momentum=1.0, u=None, newton_total=0,
             project=PSDProjector(n, partial=self.partial_eig), at_S=None, half_norm_K=0.5 * float(np.vdot(K, K)))
 
     def _newton(self, state, shift, max_iter):
-        """F(u*, shift) warm-started from the last u; books the Newton steps."""
+        """F(u*, shift) (shift None: 0) warm-started from the last u; books the Newton steps."""
+        K = self.relaxation.K
         F, state.u, iterations, status = minimize_row_multipliers(
-            self.relaxation.K + shift, state.u, tol=self.newton_tol, max_iter=max_iter)
+            K if shift is None else K + shift, state.u, tol=self.newton_tol, max_iter=max_iter)
         state.newton_total += iterations
         if status == "line_search":
             self.stall(f"the Newton line search failed at row-sum residual above newton_tol={self.newton_tol:g}")
@@ -201,7 +206,7 @@ class DualNewton(FrobeniusSolver):
     def step(self, state, iteration):
         if not self.relaxation.psd:
             # (6): S = Y = 0 and an iteration is one Newton step; F is the candidate
-            state.at_S, iterations = self._newton(state, state.Y, 1)
+            state.at_S, iterations = self._newton(state, None, 1)
             return {"newton_iterations": iterations}
         F, iterations = self._newton(state, state.Y, self.newton_max_iter)
         row = {"newton_iterations": iterations}
