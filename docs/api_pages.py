@@ -30,6 +30,7 @@ MODULES = [
     ("cvxclust.parallel", "Fan-out on joblib and Dask"),
     ("cvxclust.catalogue", "The validation catalogue"),
     ("cvxclust.acceleration", "Acceleration"),
+    ("cvxclust.dual_newton", "Dual semismooth Newton for nearest-point problems"),
     ("cvxclust.linalg", "Linear algebra"),
 ]
 

@@ -7,11 +7,12 @@ it on the matrix itself, with a certified bound; after ``import cvxclust`` the s
 this class also has it as its method ``"generic"``.
 """
 
+from .dual_newton import GenericDualNewton, nearest_point_form
 from .entry import CvxpyRelaxation, solve
 from .solver import GenericSolver
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm, linear_map, standard_form
 from .structure import Structure, structure
 
-__all__ = ["CvxpyRelaxation", "GenericSolver", "SpectralSet", "StandardForm", "Structure", "linear_map", "solve",
-           "standard_form", "structure"]
+__all__ = ["CvxpyRelaxation", "GenericDualNewton", "GenericSolver", "SpectralSet", "StandardForm", "Structure",
+           "linear_map", "nearest_point_form", "solve", "standard_form", "structure"]

@@ -9,6 +9,7 @@ import numpy as np
 from .._checks import check_square_matrix
 from .._relaxation import Relaxation
 from ..result import Result
+from .dual_newton import GenericDualNewton, nearest_point_form
 from .solver import GenericSolver
 from .standard_form import standard_form
 
@@ -55,6 +56,14 @@ class CvxpyRelaxation(Relaxation):
         """Relative violations (:meth:`cvxclust.generic.StandardForm.residuals`)."""
         return self.standard_form.residuals(self._check(X))
 
+    def scalable_methods(self) -> list[str]:
+        """``"generic"``, and ``"dual-newton"`` where the problem is a nearest-point problem
+        (:func:`~cvxclust.generic.nearest_point_form`)."""
+        methods = super().scalable_methods()
+        if nearest_point_form(self.standard_form)[0] is None:
+            methods.remove("dual-newton")
+        return methods
+
     def objective_scale(self) -> float:
         """The objective at the centre ``a 11^T + b I`` of the feasible set, 0 if there is none."""
         from .structure import structure
@@ -64,9 +73,10 @@ class CvxpyRelaxation(Relaxation):
 
 
 CvxpyRelaxation.register_solver("generic", GenericSolver)
+CvxpyRelaxation.register_solver("dual-newton", GenericDualNewton)
 
 
-def solve(problem, **options) -> Result:
+def solve(problem, method: str = "generic", **options) -> Result:
     r"""Solve a cvxpy problem over one symmetric matrix at scale, with a certified gap.
 
     The class (:mod:`cvxclust.generic.standard_form`): one symmetric ``n x n`` variable X;
@@ -81,16 +91,26 @@ def solve(problem, **options) -> Result:
     computes a bound on the optimal value valid for the current multipliers, and the returned
     point is exactly feasible where a feasible centre ``a 11^T + b I`` exists to restore it.
 
+    ``method="dual-newton"`` solves the problems of the class that are nearest-point problems
+    (a squared Frobenius term; besides bounds, only common row sums and a fixed trace;
+    :mod:`cvxclust.generic.dual_newton`) on their dual instead: Newton's method on the
+    multipliers of the row sums and the trace, a projected gradient on that of ``X >> 0``.  Where
+    the cone barely moves the optimum it needs a few eigendecompositions where the ADMM needs
+    dozens; where it moves it far, many more.
+
     Parameters
     ----------
     problem : cvxpy.Problem
         The problem; it is not solved by cvxpy, and its variable's value is not set (use
         ``problem.solve(method="cvxclust")`` for that).
+    method : {"generic", "dual-newton"}
+        The solver.
     **options
         Options of :class:`~cvxclust.generic.GenericSolver`: ``tol`` (certified relative gap,
         default 1e-6), ``residual_tol`` (1e-6), ``max_iter``, ``time_limit``, ``check_every``,
         ``verbose``, ``rho``, ``alpha``, ``mu``, ``adapt_every``, ``partial_eig``, ``warm_start``
-        (a previous Result).
+        (a previous Result); for ``"dual-newton"`` those of
+        :class:`~cvxclust.dual_newton.DualNewtonSolver`.
 
     Returns
     -------
@@ -110,7 +130,7 @@ def solve(problem, **options) -> Result:
     >>> result.status, round(result.objective, 4)
     ('optimal', 5.0)
     """
-    return CvxpyRelaxation(problem).solve("generic", **options)
+    return CvxpyRelaxation(problem).solve(method, **options)
 
 
 def _solve_in_place(problem, **options):

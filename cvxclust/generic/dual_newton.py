@@ -1,0 +1,68 @@
+r"""The dual Newton method (:mod:`cvxclust.dual_newton`) for the problems of :func:`cvxclust.solve`
+that are nearest-point problems.
+
+A standard form ``min c ||X||^2 + <C, X> + const`` with ``c > 0`` is ``c ||X - T||^2`` plus a
+constant, ``T = -C / (2c)``.  Where its structure (:mod:`cvxclust.generic.structure`) leaves no
+rows beside the box, the common row sums and a fixed trace, and the cone has a feasible centre
+``a 11^T + b I`` to mix in, it is a :class:`~cvxclust.dual_newton.NearestPoint` problem:
+Newton's method on the multipliers of the row sums and the trace, the box in closed form, an
+accelerated projected gradient on the p.s.d. multiplier.  :func:`nearest_point_form` says
+whether a problem is of that kind, and why not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dual_newton import DualNewtonSolver, NearestPoint
+from .standard_form import StandardForm, standard_form
+from .structure import structure
+
+__all__ = ["GenericDualNewton", "nearest_point_form"]
+
+
+def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
+    """The :class:`~cvxclust.dual_newton.NearestPoint` problem of ``form``, or None and the
+    reason it is not one."""
+    if form.c <= 0:
+        return None, "the objective has no squared Frobenius term (c = 0)"
+    split = structure(form, partial=False)
+    spectral = split.spectral
+    if split.A.shape[0]:
+        return None, (f"{split.A.shape[0]} constraint rows are neither bounds, common row sums nor the trace "
+                      "(use method='generic')")
+    if spectral.trace is None and "trace" in split.absorbed:
+        return None, "the trace is bounded, not fixed (use method='generic')"
+    centre = split.psd_centre if split.psd_centre is not None else split.centre
+    if form.psd and centre is None:
+        return None, "no point a 11^T + b I is feasible to restore p.s.d. points from (use method='generic')"
+    n = form.n
+    T = -form.C / (2.0 * form.c)
+    a = float(centre[0, 1]) if centre is not None and n > 1 else 0.0
+    b = float(centre[0, 0]) - a if centre is not None else 1.0
+    upper = form.U if np.isfinite(form.U).any() else None
+    problem = NearestPoint(T=T, weight=form.c, constant=form.constant - form.c * float(np.vdot(T, T)), lower=form.L,
+                           upper=upper, row_sum=spectral.beta, trace=spectral.trace, psd=form.psd, centre=(a, b),
+                           sense=form.sense)
+    return problem, ""
+
+
+class GenericDualNewton(DualNewtonSolver):
+    """:class:`~cvxclust.dual_newton.DualNewtonSolver` on the standard form of the relaxation's
+    problem; see the module docstring.  A ValueError says why a problem is not of its kind."""
+
+    def _form(self) -> StandardForm:
+        form = getattr(self.relaxation, "standard_form", None)
+        if isinstance(form, StandardForm):
+            return form
+        generic_form = getattr(self.relaxation, "generic_form", None)
+        return generic_form() if generic_form is not None else standard_form(self.relaxation.problem())
+
+    def size(self) -> int:
+        return self._form().n
+
+    def nearest_point(self) -> NearestPoint:
+        problem, reason = nearest_point_form(self._form())
+        if problem is None:
+            raise ValueError(f"method='dual-newton' does not apply to this problem: {reason}")
+        return problem
