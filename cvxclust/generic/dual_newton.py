@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dual_newton import DualNewtonSolver, NearestPoint
+from ..solvers import POSITIVE, Param
 from .standard_form import StandardForm, standard_form
 from .structure import structure
 
@@ -49,7 +50,10 @@ def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
 
 class GenericDualNewton(DualNewtonSolver):
     """:class:`~cvxclust.dual_newton.DualNewtonSolver` on the standard form of the relaxation's
-    problem; see the module docstring.  A ValueError says why a problem is not of its kind."""
+    problem; see the module docstring.  A ValueError says why a problem is not of its kind.
+    ``tol`` and ``residual_tol`` default to 1e-6, as for :func:`cvxclust.solve`'s other method."""
+
+    parameters = DualNewtonSolver.parameters | {"tol": Param(1e-6, POSITIVE), "residual_tol": Param(1e-6, POSITIVE)}
 
     def _form(self) -> StandardForm:
         form = getattr(self.relaxation, "standard_form", None)
