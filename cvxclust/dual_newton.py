@@ -256,7 +256,8 @@ class DualNewtonSolver(IterativeSolver):
     parameters = IterativeSolver.parameters | {
         "tol": Param(1e-7, POSITIVE),
         "residual_tol": Param(1e-7, POSITIVE),
-        "max_iter": Param(1000, [Interval(Integral, 1, None, closed="left")]),
+        # where the cone moves the optimum far the projected gradient needs thousands of iterations
+        "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
         "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
         "newton_tol": Param(1e-12, POSITIVE),
         "newton_max_iter": Param(50, [Interval(Integral, 1, None, closed="left")]),

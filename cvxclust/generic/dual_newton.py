@@ -38,9 +38,11 @@ def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
     if form.psd and centre is None:
         return None, "no point a 11^T + b I is feasible to restore p.s.d. points from (use method='generic')"
     n = form.n
-    T = -form.C / (2.0 * form.c)
     a = float(centre[0, 1]) if centre is not None and n > 1 else 0.0
     b = float(centre[0, 0]) - a if centre is not None else 1.0
+    if form.psd and min(b, n * a + b) <= 0:
+        return None, "no point a 11^T + b I is positive definite to restore p.s.d. points from (use method='generic')"
+    T = -form.C / (2.0 * form.c)
     upper = form.U if np.isfinite(form.U).any() else None
     problem = NearestPoint(T=T, weight=form.c, constant=form.constant - form.c * float(np.vdot(T, T)), lower=form.L,
                            upper=upper, row_sum=spectral.beta, trace=spectral.trace, psd=form.psd, centre=(a, b),

@@ -34,7 +34,8 @@ def nearest_point_instances(draw):
     """:func:`instance` with a Frobenius term and no constraint rows but the row sums and the trace."""
     forms = {form for form in ("psd", "nonneg", "row_sums", "trace", "diagonal", "upper") if draw(st.booleans())}
     arguments = dict(n=draw(st.integers(4, 10)), seed=draw(st.integers(0, 2**32 - 1)), forms=forms,
-                     sense=draw(st.sampled_from(["minimize", "maximize"])), weight=draw(st.sampled_from([0.1, 1.0, 3.0])),
+                     sense=draw(st.sampled_from(["minimize", "maximize"])),
+                     weight=draw(st.sampled_from([0.1, 1.0, 3.0])),
                      spelling=draw(st.sampled_from(["sum_squares", "fro", "square"])))
     note(f"instance(**{arguments})")
     return instance(**arguments)
