@@ -70,7 +70,7 @@ from .parameters import Interval
 from .result import relative_gap
 from .solvers import POSITIVE, Certificate, IterativeSolver, Param
 
-__all__ = ["DualNewtonSolver", "NearestPoint", "NewtonResult", "newton_multipliers"]
+__all__ = ["DualNewtonSolver", "NearestPoint", "NewtonResult", "generalized_hessian", "newton_multipliers"]
 
 
 class NewtonResult(NamedTuple):
@@ -149,40 +149,19 @@ def newton_multipliers(T: np.ndarray, *, row_sum: float | None = None, trace: fl
 
     psi, r = evaluate(u, v, F)
     mask = np.empty(T.shape, dtype=np.float32)
-    for iteration in range(max_iter + 1):
+    iteration = 0
+    while True:
         worst = float(np.abs(r).max(initial=0.0))
         floor = n * np.finfo(float).eps * (size + 2.0 * float(np.abs(u).max(initial=0.0) if rows else 0.0) + abs(v))
         if worst <= max(tol, floor):
             return NewtonResult(F, u, v, -psi, iteration, "converged")
         if iteration == max_iter:
             return NewtonResult(F, u, v, -psi, iteration, "max_iter")
-        # the generalized Hessian / 2 on (u, v), P = entries strictly inside the box
-        if upper is None:
-            np.greater(F, lower, out=mask, casting="unsafe")
-        else:
-            np.logical_and(F > lower, F < upper, out=mask, casting="unsafe")
-        degree = mask.sum(axis=1, dtype=float)
-        on_diagonal = np.diagonal(mask).astype(float)
         eps = min(1e-2, float(np.linalg.norm(r)))
-        preconditioner = np.r_[degree + on_diagonal if rows else np.empty(0),
-                               [0.5 * on_diagonal.sum()] if traced else []] + eps
-
-        def hessian(x, mask=mask, degree=degree, on_diagonal=on_diagonal, eps=eps):
-            out = eps * x
-            if rows:
-                a = x[:n]
-                out[:n] += degree * a + mask @ a.astype(np.float32)
-                if traced:
-                    out[:n] += on_diagonal * x[n]
-                    out[n] += on_diagonal @ a
-            if traced:
-                out[-1] += 0.5 * on_diagonal.sum() * x[-1]
-            return out
-
-        m = r.size
-        step, _ = cg(LinearOperator((m, m), matvec=hessian, dtype=float), -r,
-                     rtol=min(0.1, float(np.linalg.norm(r))), maxiter=100,
-                     M=LinearOperator((m, m), matvec=lambda x: x / preconditioner, dtype=float))
+        hessian, diagonal = generalized_hessian(F, lower=lower, upper=upper, rows=rows, traced=traced, shift=eps,
+                                                out=mask)
+        step, _ = cg(hessian, -r, rtol=min(0.1, float(np.linalg.norm(r))), maxiter=100,
+                     M=LinearOperator(hessian.shape, matvec=lambda x: x / diagonal, dtype=float))
         slope = 2.0 * float(r @ step)
         t = 1.0
         for _ in range(30):
@@ -197,7 +176,48 @@ def newton_multipliers(T: np.ndarray, *, row_sum: float | None = None, trace: fl
             return NewtonResult(F, u, v, -psi, iteration, "line_search")
         u, v, r = u_new, v_new, r_new
         F, trial, psi = trial, F, candidate
-    raise AssertionError("unreachable")  # pragma: no cover
+        iteration += 1
+
+
+def generalized_hessian(F: np.ndarray, *, lower=0.0, upper=None, rows: bool = True, traced: bool = False,
+                        shift: float = 0.0, out: np.ndarray | None = None) -> tuple[LinearOperator, np.ndarray]:
+    r"""Half an element of the generalized Hessian of ``-theta`` in (u, v) at ``F = F(u, v)``.
+
+    With ``P`` the 0/1 pattern of the entries of F strictly inside the box and ``d = diag(P)``,
+
+    .. math::
+
+        \tfrac12 H = \begin{pmatrix} \operatorname{Diag}(P\mathbf 1) + P & d \\ d^T & \tfrac12
+        \mathbf 1^T d\end{pmatrix} + \text{shift}\cdot I,
+
+    the (u, u) block when ``rows``, the (v, v) entry when ``traced``.  Returns it as a
+    ``LinearOperator`` (products with P in single precision: ``out``, an n x n float32 buffer,
+    holds P) and its diagonal, for a Jacobi preconditioner.
+    """
+    n = F.shape[0]
+    mask = np.empty(F.shape, dtype=np.float32) if out is None else out
+    if upper is None:
+        np.greater(F, lower, out=mask, casting="unsafe")
+    else:
+        np.logical_and(F > lower, F < upper, out=mask, casting="unsafe")
+    degree = mask.sum(axis=1, dtype=float)
+    on_diagonal = np.diagonal(mask).astype(float)
+    diagonal = np.r_[degree + on_diagonal if rows else np.empty(0), [0.5 * on_diagonal.sum()] if traced else []]
+
+    def product(x):
+        result = shift * x
+        if rows:
+            a = x[:n]
+            result[:n] += degree * a + mask @ a.astype(np.float32)
+            if traced:
+                result[:n] += on_diagonal * x[n]
+                result[n] += on_diagonal @ a
+        if traced:
+            result[-1] += diagonal[-1] * x[-1]
+        return result
+
+    m = diagonal.size
+    return LinearOperator((m, m), matvec=product, dtype=float), diagonal + shift
 
 
 @dataclass
@@ -271,11 +291,12 @@ class DualNewtonSolver(IterativeSolver):
     def init_state(self):
         problem = self.nearest_point()
         n = problem.T.shape[0]
-        # without the cone S = Y = 0 throughout: no matrices for them
-        S, Y = (np.zeros((n, n)), np.zeros((n, n))) if problem.psd else (None, None)
+        # without the cone S = Y = 0 throughout: no matrices for them, no projector
+        S = np.zeros((n, n)) if problem.psd else None
         return SimpleNamespace(
-            problem=problem, S=S, Y=Y, momentum=1.0, u=None, v=None, newton_total=0, at_S=None,
-            project=PSDProjector(n, partial=self.partial_eig), half_norm_T=0.5 * float(np.vdot(problem.T, problem.T)))
+            problem=problem, S=S, Y=S, momentum=1.0, u=None, v=None, newton_total=0, at_S=None,
+            project=PSDProjector(n, partial=self.partial_eig) if problem.psd else None,
+            half_norm_T=0.5 * float(np.vdot(problem.T, problem.T)))
 
     def _newton(self, state, shift, max_iter):
         """The Newton solve at ``T + shift`` (shift None: 0) warm-started from the last (u, v);
@@ -298,7 +319,10 @@ class DualNewtonSolver(IterativeSolver):
         if not state.problem.psd:
             state.at_S = self._newton(state, None, 1)
             return {"newton_iterations": state.at_S[2]}
-        F, _, iterations = self._newton(state, state.Y, self.newton_max_iter)
+        if state.Y is state.S and state.at_S is not None:
+            F, iterations = state.at_S[0], 0  # no momentum: the last check's solve is at Y
+        else:
+            F, _, iterations = self._newton(state, state.Y, self.newton_max_iter)
         S_new = state.project(state.Y - F)
         S_new += S_new.T  # exactly symmetric, so that every F is
         S_new *= 0.5
@@ -306,7 +330,8 @@ class DualNewtonSolver(IterativeSolver):
         restart = float(np.vdot(state.Y - S_new, S_new - state.S)) > 0.0
         momentum = 1.0 if restart else state.momentum
         following = (1.0 + np.sqrt(1.0 + 4.0 * momentum ** 2)) / 2.0
-        state.Y = S_new + ((momentum - 1.0) / following) * (S_new - state.S)
+        # without momentum (the first step, a restart) Y is S itself, which the next check solves at
+        state.Y = S_new if momentum == 1.0 else S_new + ((momentum - 1.0) / following) * (S_new - state.S)
         state.S, state.momentum, state.at_S = S_new, following, None
         return {"newton_iterations": iterations, "restart": restart}
 

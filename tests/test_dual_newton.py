@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cvxclust import Relaxation
-from cvxclust.dual_newton import DualNewtonSolver, NearestPoint, newton_multipliers
+from cvxclust.dual_newton import DualNewtonSolver, NearestPoint, generalized_hessian, newton_multipliers
 
 N, LOWER, UPPER, ROW_SUM, TRACE = 12, 0.0, 0.45, 1.0, 3.0
 
@@ -46,22 +46,27 @@ def test_gradient_and_generalized_hessian_match_finite_differences():
     rng = np.random.default_rng(1)
     u, v = 0.1 * rng.standard_normal(N), 0.05
     x, direction = np.r_[u, v], rng.standard_normal(N + 1)
-    value = lambda x: minus_theta(T, x[:N], x[N])[0]  # noqa: E731
-    _, F = minus_theta(T, u, v)
-    gradient = np.r_[2 * (F.sum(axis=1) - ROW_SUM), np.trace(F) - TRACE]
+
+    def at(x):  # the solver's own F and theta at (u, v), no Newton step taken
+        return newton_multipliers(T, row_sum=ROW_SUM, trace=TRACE, lower=LOWER, upper=UPPER, u=x[:N], v=x[N],
+                                  max_iter=0)
+
+    start = at(x)
+    assert -start.value == pytest.approx(minus_theta(T, u, v)[0], rel=1e-12)
+
+    def gradient(result):  # of -theta, from F
+        return np.r_[2 * (result.F.sum(axis=1) - ROW_SUM), np.trace(result.F) - TRACE]
+
     h = 1e-6
-    numeric = np.array([(value(x + h * e) - value(x - h * e)) / (2 * h) for e in np.eye(N + 1)])
-    np.testing.assert_allclose(gradient, numeric, rtol=1e-6, atol=1e-6)
-    # away from the box's faces the Hessian is 2 [[Diag(P 1) + P, diag(P)], [diag(P)^T, sum diag(P) / 2]]
+    numeric = np.array([(at(x - h * e).value - at(x + h * e).value) / (2 * h) for e in np.eye(N + 1)])
+    np.testing.assert_allclose(gradient(start), numeric, rtol=1e-6, atol=1e-6)
+    # away from the box's faces the generalized Hessian is the Hessian
     A = T + u[:, None] + u[None, :] + v * np.eye(N)
     assert min(np.abs(A - LOWER).min(), np.abs(A - UPPER).min()) > 1e-4
-    P = ((A > LOWER) & (A < UPPER)).astype(float)
-    d = np.diag(P)
-    hessian = 2 * np.block([[np.diag(P.sum(axis=1)) + P, d[:, None]], [d[None, :], np.array([[d.sum() / 2]])]])
-    grad = lambda x: np.r_[2 * (minus_theta(T, x[:N], x[N])[1].sum(axis=1) - ROW_SUM),  # noqa: E731
-                           np.trace(minus_theta(T, x[:N], x[N])[1]) - TRACE]
-    numeric = (grad(x + h * direction) - grad(x - h * direction)) / (2 * h)
-    np.testing.assert_allclose(hessian @ direction, numeric, rtol=1e-6, atol=1e-6)
+    half, diagonal = generalized_hessian(start.F, lower=LOWER, upper=UPPER, rows=True, traced=True)
+    numeric = (gradient(at(x + h * direction)) - gradient(at(x - h * direction))) / (2 * h)
+    np.testing.assert_allclose(2 * (half @ direction), numeric, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(diagonal, [half @ e @ e for e in np.eye(N + 1)], rtol=1e-6)
 
 
 @pytest.mark.parametrize("seed", range(3))

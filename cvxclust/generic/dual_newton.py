@@ -16,7 +16,7 @@ import numpy as np
 
 from ..dual_newton import DualNewtonSolver, NearestPoint
 from ..solvers import POSITIVE, Param
-from .standard_form import StandardForm, standard_form
+from .standard_form import StandardForm, form_of
 from .structure import structure
 
 __all__ = ["GenericDualNewton", "nearest_point_form"]
@@ -57,18 +57,11 @@ class GenericDualNewton(DualNewtonSolver):
 
     parameters = DualNewtonSolver.parameters | {"tol": Param(1e-6, POSITIVE), "residual_tol": Param(1e-6, POSITIVE)}
 
-    def _form(self) -> StandardForm:
-        form = getattr(self.relaxation, "standard_form", None)
-        if isinstance(form, StandardForm):
-            return form
-        generic_form = getattr(self.relaxation, "generic_form", None)
-        return generic_form() if generic_form is not None else standard_form(self.relaxation.problem())
-
     def size(self) -> int:
-        return self._form().n
+        return form_of(self.relaxation).n
 
     def nearest_point(self) -> NearestPoint:
-        problem, reason = nearest_point_form(self._form())
+        problem, reason = nearest_point_form(form_of(self.relaxation))
         if problem is None:
             raise ValueError(f"method='dual-newton' does not apply to this problem: {reason}")
         return problem

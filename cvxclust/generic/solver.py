@@ -60,7 +60,7 @@ from ..parameters import Interval
 from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from .spectral_set import SpectralSet
-from .standard_form import StandardForm, standard_form
+from .standard_form import StandardForm, form_of
 from .restoration import restore
 from .structure import structure
 
@@ -132,11 +132,7 @@ class GenericSolver(IterativeSolver):
 
     def _form(self) -> StandardForm:
         if getattr(self, "_standard_form", None) is None:
-            form = getattr(self.relaxation, "standard_form", None)
-            if not isinstance(form, StandardForm):
-                generic_form = getattr(self.relaxation, "generic_form", None)
-                form = generic_form() if generic_form is not None else standard_form(self.relaxation.problem())
-            self._standard_form = form
+            self._standard_form = form_of(self.relaxation)
         return self._standard_form
 
     # -- set-up ---------------------------------------------------------------------------------
