@@ -24,9 +24,13 @@ Choices that make it fast, measured in ``benchmarks/``:
 The loop, the stopping test and the certification are those of
 :class:`cvxclust.solvers.IterativeSolver`.
 
-For (7) the solver first runs the same iteration on (6) (``warm_start``): it needs no
-eigendecomposition, and where the p.s.d. constraint is inactive at the optimum of (6) the
-eigendecomposition phase then ends after one iteration.
+For (7) the solver starts from the solution of (6) (``warm_start``), found by the semismooth
+Newton method of :func:`cvxclust.dual_newton.newton_multipliers` on the row-sum multipliers u
+(a handful of O(n^2) steps, no eigendecomposition): ``G = max(W, 0)`` and the scaled multiplier
+``U = -max(-W, 0) / rho`` of ``F >= 0``, ``W = K + u 1^T + 1 u^T``, are a fixed point of the
+iteration for (6).  Where the p.s.d. constraint is inactive at the optimum of (6) the
+eigendecomposition phase then ends after one iteration; elsewhere it starts from the active set
+of ``F >= 0`` that (6) shares with (7).
 
 The returned X is, in general, exactly feasible: the restoration
 :meth:`~cvxclust.ssc._relaxations._NearestDoublyStochastic.restore` of the last F, which moves the
@@ -50,10 +54,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..dual_newton import newton_multipliers
 from ..parameters import Interval
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, balance_penalty
-from ._relaxations import FrobeniusDS, FrobeniusPSD, FrobeniusSolver, negativity, project_row_sums
+from ._relaxations import FrobeniusDS, FrobeniusPSD, FrobeniusSolver, negativity
 
 
 class ADMM(FrobeniusSolver):
@@ -77,11 +82,8 @@ class ADMM(FrobeniusSolver):
     partial_eig : bool
         Compute only the smaller side of the spectrum in the p.s.d. projections.
     warm_start : bool
-        For (7), first run the same ADMM on (6) (no eigendecompositions) and start from its
-        iterates; recorded as ``warm_start_iterations`` in the first history row.
-    warm_start_tol : float
-        The warm start stops when its relative primal and dual residuals are below this: it
-        only has to find the active set of F >= 0 roughly.
+        For (7), start from the solution of (6) and its multiplier (module docstring); the
+        Newton steps it took are recorded as ``warm_start_iterations`` in the first history row.
 
     Returns
     -------
@@ -102,7 +104,6 @@ class ADMM(FrobeniusSolver):
         "bound_every": Param(25, [Interval(Integral, 1, None, closed="left")]),
         "partial_eig": Param(True, ["boolean"]),
         "warm_start": Param(True, ["boolean"]),
-        "warm_start_tol": Param(1e-4, POSITIVE),
     }
 
     def init_state(self):
@@ -110,19 +111,18 @@ class ADMM(FrobeniusSolver):
         K = relaxation.K
         project = relaxation.projector(partial=self.partial_eig)
         state = SimpleNamespace(project=project, project_bound=relaxation.projector(partial=self.partial_eig),
-                                G=np.maximum(project(K), 0.0), U=np.zeros_like(K), F=None, rho=self.rho,
-                                r_primal=np.nan, r_dual=np.nan, warm_iterations=0, gain=np.inf,
-                                iteration=0)
+                                G=None, U=None, F=None, rho=self.rho, r_primal=np.nan, r_dual=np.nan,
+                                warm_iterations=0, gain=np.inf, iteration=0)
         if self.warm_start and relaxation.psd:
-            # (6) shares (7)'s nonnegativity split and needs no eigendecomposition: its ADMM
-            # identifies most of the active set of F >= 0 and a good rho at O(n^2) per iteration
-            for state.warm_iterations in range(1, self.max_iter + 1):
-                _, state.G, state.U, r_primal, r_dual = _step(K, state.G, state.U, state.rho, self.alpha,
-                                                              project_row_sums)
-                if max(r_primal, r_dual) < self.warm_start_tol or self.elapsed > self.time_limit:
-                    break
-                state.rho, state.U = balance_penalty(state.warm_iterations, state.rho, state.U, r_primal, r_dual,
-                                                     self.mu, self.adapt_every)
+            # the optimum of (6) and its multiplier: a fixed point of the iteration for (6)
+            newton = newton_multipliers(K, row_sum=1.0, lower=0.0)
+            U = newton.u[:, None] + newton.u[None, :]
+            U += K
+            np.minimum(U, 0.0, out=U)
+            U /= state.rho
+            state.G, state.U, state.warm_iterations = newton.F, U, newton.iterations
+        else:
+            state.G, state.U = np.maximum(project(K), 0.0), np.zeros_like(K)
         return state
 
     def step(self, state, iteration):
