@@ -5,7 +5,7 @@ LD-SSC1/LD-SSC2, cvxpy+SCS and cvxpy+Clarabel (digits, rbf with the median width
     python benchmarks/bench_ssc.py --sizes 100 200 --big      # a quicker run
     python benchmarks/bench_ssc.py --data blobs --sizes --big 2000 --tol 1e-6 --name ssc_speed_blobs_2000
     python benchmarks/bench_ssc.py --data blobs --sizes 500 --methods dual-newton admm scs \
-        --big 1000 2000 5000 10000 --admm-max-n 5000 --tol 1e-4 --name ssc_scaling_blobs
+        --big 1000 2000 5000 10000 --tol 1e-4 --name ssc_scaling_blobs
 
 Each (n, method) runs in its own process (:func:`_harness.run_case`: its peak resident memory
 is its own; a run that exceeds ``--timeout`` is killed and reported as such).  Beside every size
