@@ -50,14 +50,11 @@ from __future__ import annotations
 
 import importlib
 import math
-import time
 import tomllib
-import traceback
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from ._relaxation import REFERENCE_SOLVERS, Relaxation, Result
 from .parameters import validate_parameter
@@ -108,12 +105,15 @@ class Instance:
     description: str = ""
     path: Path | None = None
 
-    def run(self, methods: list[str] | None = None, *, reference_solver: str | None = None) -> ValidationReport:
-        """Validate: the reference, then each method (``methods`` overrides :attr:`methods`)."""
+    def run(self, methods: list[str] | None = None, *, reference_solver: str | None = None,
+            errors: str = "raise", callback=None) -> ValidationReport:
+        """Validate: the reference, then each method (``methods`` overrides :attr:`methods`;
+        ``errors`` and ``callback`` as for :func:`cvxclust.validate`)."""
         kwargs = dict(self.validate_kwargs)
         if reference_solver is not None:
             kwargs["reference_solver"] = reference_solver
-        return validate(self.relaxation, self.methods if methods is None else list(methods), name=self.name, **kwargs)
+        return validate(self.relaxation, self.methods if methods is None else list(methods), name=self.name,
+                        errors=errors, callback=callback, **kwargs)
 
 
 def _fail(path, key: str, message: str) -> ValueError:
@@ -375,61 +375,6 @@ def find_problem_files(paths) -> list[Path]:
 # --------------------------------------------------------------------------------------------
 # running an instance (in this process or in a worker of cvxclust.parallel.run_tasks)
 # --------------------------------------------------------------------------------------------
-def _error_result(method: str, exc: BaseException, reference: Result | None, elapsed: float) -> Result:
-    """Stand-in for a method that raised: fails every check, carries the error in its status."""
-    shape = reference.X.shape if reference is not None else (1, 1)
-    message = f"error: {type(exc).__name__}: {exc}".replace("|", "/").replace("\n", " ")
-    return Result(
-        X=np.full(shape, np.nan),
-        objective=float("nan"),
-        status=message[:120],
-        method=method,
-        iterations=0,
-        time=elapsed,
-        residuals={"error": float("inf")},
-    )
-
-
-class _Progress:
-    """Wraps ``relaxation.solve`` for one run: a log line per finished solve (the caller names
-    the instance), and errors of scalable methods turned into failing results instead of
-    aborting the instance."""
-
-    def __init__(self, instance: Instance, log):
-        self.instance, self.log = instance, log
-        self.reference: Result | None = None
-
-    def __enter__(self):
-        relaxation = self.instance.relaxation
-        original = relaxation.solve  # the bound method
-
-        def solve(method="auto", **options):
-            start = time.perf_counter()
-            try:
-                result = original(method, **options)
-            except Exception as exc:
-                if method == "reference":
-                    raise
-                self.log(f"{method}: raised {type(exc).__name__}: {exc}")
-                self.log("    " + "    ".join(traceback.format_exception(exc)[-3:]).rstrip())
-                return _error_result(method, exc, self.reference, time.perf_counter() - start)
-            if method == "reference":
-                self.reference = result
-            gap = "" if result.relative_gap is None else f", relative gap {result.relative_gap:.1e}"
-            self.log(
-                f"{result.method}: {result.status}, {result.iterations} iterations, "
-                f"{result.time:.2f} s, objective {result.objective:.10g}{gap}, max residual {result.max_residual:.1e}"
-            )
-            return result
-
-        relaxation.solve = solve  # instance attribute shadows the method
-        return self
-
-    def __exit__(self, *exc_info):
-        del self.instance.relaxation.solve
-        return False
-
-
 def run_instance(instance, methods: list[str] | None = None, reference_solver: str | None = None) -> dict:
     """Validate ``instance`` (an :class:`Instance`, or the path of a problem file to load): the
     unit of work of ``cvxclust validate``, one per worker when it fans out
@@ -452,10 +397,21 @@ def run_instance(instance, methods: list[str] | None = None, reference_solver: s
         if not chosen:
             outcome["skipped"] = f"none of {list(methods)} is a method of {instance.relaxation.name}"
             return outcome
-    with warnings.catch_warnings(record=True) as caught, _Progress(instance, outcome["log"].append):
+    def log(method: str, result: Result) -> None:
+        """A line per finished solve; a method that raised also logs the end of its traceback."""
+        if "traceback" in result.extras:
+            outcome["log"].append(f"{method}: raised {result.status[len('error: '):]}")
+            outcome["log"].append("    " + result.extras["traceback"].replace("\n", "\n    ").rstrip())
+            return
+        gap = "" if result.relative_gap is None else f", relative gap {result.relative_gap:.1e}"
+        outcome["log"].append(
+            f"{result.method}: {result.status}, {result.iterations} iterations, {result.time:.2f} s, "
+            f"objective {result.objective:.10g}{gap}, max residual {result.max_residual:.1e}")
+
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            outcome["report"] = instance.run(chosen, reference_solver=reference_solver)
+            outcome["report"] = instance.run(chosen, reference_solver=reference_solver, errors="record", callback=log)
         except Exception as exc:  # the reference itself failed: the instance fails as a whole
             outcome["error"] = f"{type(exc).__name__}: {exc}"
     outcome["log"] += [f"{w.category.__name__}: {w.message}" for w in caught]

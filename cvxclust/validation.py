@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import html
 import json
+import time
+import traceback
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from numbers import Real
@@ -180,6 +182,8 @@ def validate(
     tol_residual: float = 1e-6,
     tol_solution: float | None = None,
     name: str | None = None,
+    errors: str = "raise",
+    callback=None,
 ) -> ValidationReport:
     """Run the cvxpy reference and each scalable method on ``relaxation``; compare them.
 
@@ -200,6 +204,16 @@ def validate(
     tol_objective, tol_residual, tol_solution : float
         Pass/fail thresholds on relative objective gap, worst residual and (if given) relative
         distance between solutions.
+    name : str, optional
+        The report's name (by default the relaxation's).
+    errors : {"raise", "record"}, default "raise"
+        What an exception raised by a scalable method does: propagate, or fail that method's
+        comparison (its status ``"error: <type>: <message>"``, a NaN objective, an infinite
+        residual and ``extras["traceback"]``) and go on with the next one.  An exception of the reference always propagates:
+        without it there is nothing to compare against.
+    callback : callable, optional
+        ``callback(method, result)`` after each solve, the reference's first (``method`` is
+        ``"reference"``): a progress log for long validations.
 
     Raises
     ------
@@ -223,6 +237,8 @@ def validate(
     reference_solver = validate_parameter("reference_solver", reference_solver.upper() if isinstance(
         reference_solver, str) else reference_solver, [Options(*REFERENCE_SOLVERS), None], "validate")
     validate_parameter("name", name, [str, None], "validate")
+    validate_parameter("errors", errors, [Options("raise", "record")], "validate")
+    validate_parameter("callback", callback, [callable, None], "validate")
     if isinstance(methods, str):
         methods = [methods]
     if methods is not None and not isinstance(methods, Iterable):
@@ -253,12 +269,31 @@ def validate(
         raise ValueError(f"method_options names methods that are not validated: {sorted(unknown)}; "
                          f"validated methods are {methods}")
     reference = relaxation.solve("reference", solver=reference_solver, **(reference_options or {}))
+    if callback is not None:
+        callback("reference", reference)
     method_options = method_options or {}
     results, comparisons = {}, []
     for m in methods:
-        res = relaxation.solve(m, **method_options.get(m, {}))
+        start = time.perf_counter()
+        try:
+            res = relaxation.solve(m, **method_options.get(m, {}))
+        except Exception as exc:
+            if errors == "raise":
+                raise
+            res = _failed_result(m, exc, reference.X.shape, time.perf_counter() - start)
+        if callback is not None:
+            callback(m, res)
         results[m] = res
         comparisons.append(
             compare(res, reference, tol_objective=tol_objective, tol_residual=tol_residual, tol_solution=tol_solution)
         )
     return ValidationReport(name or relaxation.name, reference, comparisons, results)
+
+
+def _failed_result(method: str, exc: Exception, shape: tuple, elapsed: float) -> Result:
+    """Stand-in for a method that raised: fails every check, carries the error in its status and
+    the end of the traceback in ``extras["traceback"]``."""
+    message = f"error: {type(exc).__name__}: {exc}".replace("|", "/").replace("\n", " ")
+    return Result(X=np.full(shape, np.nan), objective=float("nan"), status=message[:120], method=method,
+                  iterations=0, time=elapsed, residuals={"error": float("inf")},
+                  extras={"traceback": "".join(traceback.format_exception(exc)[-3:])})

@@ -150,6 +150,39 @@ def test_validate_can_fail(K):
     assert not strict.passed
 
 
+class _Exploding(FrobeniusDS):
+    """FrobeniusDS with a second solver that raises."""
+
+
+def _explode(relaxation, **options):
+    raise FloatingPointError("boom")
+
+
+_Exploding.register_solver("admm", FrobeniusDS._solvers["admm"])
+_Exploding.register_solver("explode", _explode)
+
+
+def test_validate_errors_and_callback(K):
+    relaxation = _Exploding(K)
+    with pytest.raises(FloatingPointError, match="boom"):  # errors="raise", the default
+        cvxclust.validate(relaxation, methods=["explode", "admm"])
+    seen = []
+    report = cvxclust.validate(relaxation, methods=["explode", "admm"], errors="record",
+                               callback=lambda method, result: seen.append((method, result.status)))
+    # the reference first, then each method in order, the one that raised included
+    assert [m for m, _ in seen] == ["reference", "explode", "admm"]
+    assert seen[1][1] == "error: FloatingPointError: boom" and seen[2][1] == "optimal"
+    by_method = {c.method: c for c in report.comparisons}
+    assert by_method["admm"].passed and not by_method["explode"].passed
+    assert "status error: FloatingPointError: boom" in by_method["explode"].failures
+    failed = report.results["explode"]
+    assert failed.X.shape == report.reference.X.shape and np.isnan(failed.objective)
+    assert "FloatingPointError" in failed.extras["traceback"]
+    for key, value in (("errors", "ignore"), ("callback", 3)):
+        with pytest.raises(ValueError, match=f"'{key}' parameter of validate"):
+            cvxclust.validate(relaxation, methods=["admm"], **{key: value})
+
+
 def test_validate_rejects_unknown_methods(K):
     with pytest.raises(ValueError, match="'ld-ssc2'") as info:
         cvxclust.validate(FrobeniusDS(K), methods=["admm", "ld-ssc2"])

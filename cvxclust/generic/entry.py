@@ -37,6 +37,7 @@ class CvxpyRelaxation(Relaxation):
         self.name = name
         self.sense = self.standard_form.sense
         self.primary_name = self.standard_form.variable.name()
+        self._objective_scale = None  # read from the structure's linear programs once, on demand
 
     def problem(self) -> cp.Problem:
         return self._problem
@@ -66,10 +67,12 @@ class CvxpyRelaxation(Relaxation):
 
     def objective_scale(self) -> float:
         """The objective at the centre ``a 11^T + b I`` of the feasible set, 0 if there is none."""
-        from .structure import structure
+        if self._objective_scale is None:
+            from .structure import structure
 
-        centre = structure(self.standard_form, partial=False).centre
-        return 0.0 if centre is None else abs(self.standard_form.objective(centre))
+            centre = structure(self.standard_form, partial=False).centre
+            self._objective_scale = 0.0 if centre is None else abs(self.standard_form.objective(centre))
+        return self._objective_scale
 
 
 CvxpyRelaxation.register_solver("generic", GenericSolver)

@@ -24,7 +24,8 @@ from ssc_helpers import (
 
 import cvxclust
 from cvxclust.ssc import FrobeniusDS, FrobeniusPSD
-from cvxclust.ssc._admm import _step
+from cvxclust.ssc._admm import ADMM, _step
+from cvxclust.ssc._relaxations import project_row_sums
 
 TOL = 1e-6
 
@@ -367,8 +368,6 @@ def test_registered_solvers_are_public_functions(cls, method):
 def test_admm_warm_start_is_the_optimum_of_6_and_a_fixed_point_of_its_iteration():
     """The ADMM for (7) starts from (6)'s optimum (Newton on the row-sum multipliers) and the
     multiplier of F >= 0: the reference solution of (6), and unmoved by the iteration for (6)."""
-    from cvxclust.ssc._admm import ADMM
-    from cvxclust.ssc._relaxations import project_row_sums
 
     K = kernel("digits", 60, 1.0)
     state = ADMM(FrobeniusPSD(K), rho=3.0).init_state()
