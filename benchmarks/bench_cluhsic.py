@@ -3,6 +3,8 @@ same instance, and the low-rank SDP (5.30) alone on large problems.
 
     python benchmarks/bench_cluhsic.py                 # SDP at m = 40 (c = 4); low-rank at m = 500, 1000, 2000 (c = 10)
     python benchmarks/bench_cluhsic.py --sdp-sizes 40 --lowrank-sizes 500   # a quicker run
+    python benchmarks/bench_cluhsic.py --sdp-sizes 20 30 40 50 60 80 --sdp-methods admm scs \
+        --lowrank-sizes --name cluhsic_sdp_order      # the SDP's cost against its order m c
 
 SDP instances: the first 4 clusters of the rotating-object chain
 (:func:`cvxclust.datasets.rotating_object`), m / 4 images each, centred rbf kernel with the median
@@ -125,12 +127,16 @@ def markdown(sdp_rows, lowrank_rows) -> str:
           f"{r.get('iterations', '–')} / {r.get('inner_iterations', '–')}", fmt(r.get("rounded_objective"), ".4g"),
           fmt(r.get("start_objective"), ".4g"), f"{fmt(r.get('nmi'), '.3f')} / {fmt(r.get('start_nmi'), '.3f')}",
           fmt(r.get("peak_rss_mb"), ".0f"), r["status"]] for r in lowrank_rows])
-    return f"### SDP (5.23)\n\n{sdp}\n\n### Low-rank SDP (5.30)\n\n{low}"
+    sections = [("SDP (5.23)", sdp, sdp_rows), ("Low-rank SDP (5.30)", low, lowrank_rows)]
+    return "\n\n".join(f"### {title}\n\n{table}" for title, table, rows in sections if rows)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sdp-sizes", type=int, nargs="*", default=[40])
+    parser.add_argument("--sdp-sizes", type=int, nargs="*", default=[40],
+                        help="m of the SDP instances (c = 4: at most 80, the images of the first 4 clusters)")
+    parser.add_argument("--sdp-methods", nargs="+", choices=SDP_METHODS, default=list(SDP_METHODS),
+                        help="methods of the SDP rows")
     parser.add_argument("--lowrank-sizes", type=int, nargs="*", default=[500, 1000, 2000])
     parser.add_argument("--clarabel-max-m", type=int, default=0,
                         help="largest m for Clarabel (an interior-point method on an mc x mc variable: "
@@ -141,11 +147,14 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="kill a run after this many seconds")
     parser.add_argument("--threads", type=int, default=None, help="BLAS threads of each run (default: the library's)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="cluhsic_speed", help="results file name (without extension)")
     args = parser.parse_args(argv)
     env = environment(__file__, argv, args.threads)
     from tqdm import tqdm
 
-    jobs = [(m, meth) for m in args.sdp_sizes for meth in SDP_METHODS
+    if any(not 4 <= m <= 80 for m in args.sdp_sizes):
+        parser.error(f"--sdp-sizes must lie in [4, 80], got {args.sdp_sizes}")
+    jobs = [(m, meth) for m in args.sdp_sizes for meth in args.sdp_methods
             if not (meth == "clarabel" and m > args.clarabel_max_m)]
     sdp_rows = []
     for m, meth in tqdm(jobs, desc="SDP (5.23)"):
@@ -171,7 +180,7 @@ def main(argv=None) -> int:
         "then the rounding of Section 5.3."
     )
     table = markdown(sdp_rows, lowrank_rows)
-    write_results(args.out, "cluhsic_speed", "CLUHSIC: the SDP (5.23) and the low-rank SDP (5.30)", description,
+    write_results(args.out, args.name, "CLUHSIC: the SDP (5.23) and the low-rank SDP (5.30)", description,
                   table, {"options": options_record(args), "sdp": sdp_rows, "lowrank": lowrank_rows}, env)
     print(table)
     return 0
