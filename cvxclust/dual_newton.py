@@ -157,7 +157,9 @@ def newton_multipliers(T: np.ndarray, *, row_sum: float | None = None, trace: fl
             return NewtonResult(F, u, v, -psi, iteration, "converged")
         if iteration == max_iter:
             return NewtonResult(F, u, v, -psi, iteration, "max_iter")
-        eps = min(1e-2, float(np.linalg.norm(r)))
+        # the regularisation of the Hessian, in the units of T: a row whose entries are all at a
+        # bound has no curvature, and its step (about r / eps) must be able to span T's range
+        eps = min(1e-2, float(np.linalg.norm(r))) / max(1.0, size)
         hessian, diagonal = generalized_hessian(F, lower=lower, upper=upper, rows=rows, traced=traced, shift=eps,
                                                 out=mask)
         step, _ = cg(hessian, -r, rtol=min(0.1, float(np.linalg.norm(r))), maxiter=100,

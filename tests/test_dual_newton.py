@@ -139,3 +139,19 @@ def test_the_solver_with_the_cone_matches_clarabel_and_returns_a_feasible_point(
     assert X.min() >= LOWER and X.max() <= UPPER
     assert np.linalg.eigvalsh(X)[0] >= -1e-12
     np.testing.assert_allclose(X, X_ref, atol=1e-3)
+
+
+@pytest.mark.parametrize("scale", [1e4, 1e9])
+def test_newton_recovers_rows_pushed_entirely_below_the_box_at_any_scale(scale):
+    """A step may push every entry of a row below the box: that row has no curvature, and the
+    regularised step, in T's units, must be able to span T's range to bring the row back."""
+    A = np.random.default_rng(0).standard_normal((N, 2))
+    T = scale * np.exp(-np.sum((A[:, None] - A[None]) ** 2, axis=2))
+    result = newton_multipliers(T, row_sum=ROW_SUM, lower=LOWER)
+    assert result.status == "converged"
+    np.testing.assert_allclose(result.F.sum(axis=1), ROW_SUM, atol=1e-9)
+    X = cp.Variable((N, N), symmetric=True)
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(X - T / scale)),
+                         [X >= LOWER / scale, cp.sum(X, axis=1) == ROW_SUM / scale])
+    problem.solve(solver="CLARABEL")  # the same projection, scaled down: scale * X is the answer
+    np.testing.assert_allclose(result.F / scale, X.value, atol=1e-7)

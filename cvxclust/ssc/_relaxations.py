@@ -118,7 +118,8 @@ class _NearestDoublyStochastic(Relaxation):
         sums up to rounding.
         """
         F = check_matrix(F, "F", self.n, symmetric=False)
-        tolerance = 1e-9 * self.n * max(1.0, float(np.abs(F).max()))
+        # rounding: of the sums of F's entries, and of the iterates' arithmetic with K's entries
+        tolerance = self.n * max(1e-9 * max(1.0, float(np.abs(F).max())), 10 * np.finfo(float).eps * float(np.abs(self.K).max()))
         if np.abs(F - F.T).max() > tolerance or np.abs(F.sum(axis=1) - 1.0).max() > tolerance:
             raise ValueError("F must be symmetric with unit row sums (up to rounding) for restore")
         N = np.maximum(-F, 0.0)

@@ -382,3 +382,21 @@ def test_admm_warm_start_is_the_optimum_of_6_and_a_fixed_point_of_its_iteration(
     assert r_primal < 1e-12 and r_dual < 1e-12
     np.testing.assert_allclose(G, state.G, atol=1e-12)
     np.testing.assert_allclose(U, state.U, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["dual-newton", "admm"])
+def test_kernels_of_huge_entries_end_in_an_honest_status(method):
+    """Entries of K up to 1e10 (X's lie in [0, 1]) strain double precision: a solver either
+    certifies the point or stops with a warning and a status that says it did not, never with
+    an error from its own machinery (the ADMM's restoration refuses an iterate whose row sums
+    drifted past rounding: the ADMM then stalls)."""
+    K = kernel("digits", 12, 1.0)
+    for scale in (1e8, 1e9, 1e10):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = FrobeniusPSD(K * scale).solve(method, max_iter=200)
+        if result.status == "optimal":
+            assert result.max_residual <= 1e-7 and result.relative_gap <= 1e-7
+        else:
+            assert result.status in ("stalled", "max_iter")
+            assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
