@@ -96,12 +96,15 @@ class SpectralSet:
             P = self._project_capped(MJ, trace, trace_max)
         return P if base is None else P + base
 
-    def _deflated(self, MJ: np.ndarray, sign: float) -> np.ndarray:
+    def _deflated(self, MJ: np.ndarray, sign: float, thresholds: bool = True) -> np.ndarray:
         """``JMJ`` with ``e`` moved to the far end of the spectrum (``sign=-1``: bottom), beyond
-        every eigenvalue (Gershgorin) and every threshold of the capped projection."""
+        every eigenvalue (Gershgorin) and, with ``thresholds``, every threshold of the capped
+        projection (which are in the units of X: without them the shift is in MJ's units alone,
+        so that a tiny MJ keeps its eigenvalues' relative accuracy)."""
         if self.beta is None:
             return MJ
-        shift = np.abs(MJ).sum(axis=1).max() + abs(self._rest(self.trace) or 0.0) + 1.0
+        radius = np.abs(MJ).sum(axis=1).max()
+        shift = radius + abs(self._rest(self.trace) or 0.0) + 1.0 if thresholds else 2.0 * radius
         return MJ + (sign * shift / self.n)
 
     def _project_capped(self, MJ, trace, trace_max):
@@ -140,7 +143,7 @@ class SpectralSet:
             vertex = SpectralSet(self.n, psd=False, beta=self.beta,
                                  trace=self.trace if self.trace is not None else self.trace_max)
             return float(np.vdot(G, vertex.project(np.zeros_like(G))))
-        lowest = float(eigh_subset(self._deflated(GJ, +1.0), (0, 0))[0][0])
+        lowest = float(eigh_subset(self._deflated(GJ, +1.0, thresholds=False), (0, 0))[0][0])
         self.eigendecompositions += 1
         if trace is not None:
             return fixed + trace * lowest

@@ -148,6 +148,10 @@ def standard_form(problem) -> StandardForm:
     if not isinstance(problem, cp.Problem):
         raise TypeError(f"problem must be a cvxpy.Problem, got {type(problem).__name__}")
     X = _the_variable(problem)
+    for where, expr in [("the objective", problem.objective.expr),
+                        *((f"constraint {i} ({c})", c) for i, c in enumerate(problem.constraints))]:
+        if _has_complex_part(expr):
+            raise ValueError(f"{where} has complex data or expressions: the class is over real symmetric matrices")
     n = X.shape[0]
     reader = _Reader(X)
     sense = "minimize" if isinstance(problem.objective, cp.Minimize) else "maximize"
@@ -195,6 +199,12 @@ def _bound_value(value, n: int, default: float) -> np.ndarray:
         return np.full((n, n), default)
     value = np.asarray(value.value if isinstance(value, cp.Expression) else value, dtype=float)
     return np.broadcast_to(value, (n, n)).copy()
+
+
+def _has_complex_part(expr) -> bool:
+    """Whether ``expr`` or any expression it is built of is complex (``real(...)`` of a complex
+    product included, which cvxpy's linear-operator backend cannot read)."""
+    return expr.is_complex() or any(_has_complex_part(arg) for arg in expr.args)
 
 
 def linear_map(expr, X: cp.Variable) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -323,6 +333,9 @@ class _Reader:
         others join the linear map."""
         n = self.n
         A = sp.csr_matrix(A)
+        if not np.isfinite(A.data).all() or np.isnan(lo).any() or np.isnan(hi).any() \
+                or np.isinf(lo[lo == hi]).any():
+            raise ValueError(f"{name} has NaN or infinite data")
         A.eliminate_zeros()
         count = np.diff(A.indptr)
         empty = count == 0
@@ -355,6 +368,8 @@ class _Reader:
 
     def finish(self, sense: str) -> StandardForm:
         n = self.n
+        if not (np.isfinite(self.C).all() and np.isfinite(self.c) and np.isfinite(self.constant)):
+            raise ValueError("the objective has NaN or infinite data")
         if np.any(self.L > self.U):
             i, j = np.argwhere(self.L > self.U)[0]
             raise ValueError(f"the bounds on X[{i}, {j}] are infeasible: {self.L[i, j]:g} > {self.U[i, j]:g}")

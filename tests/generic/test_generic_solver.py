@@ -295,3 +295,22 @@ def test_inputs_are_not_modified():
         relaxation.solve("generic")
     CLUHSICSDP(center(rbf(rng.standard_normal((5, 2)))), chain(2)).solve("generic")
     assert np.array_equal(K, copies[0]) and np.array_equal(C, copies[1])
+
+
+@pytest.mark.parametrize("scale", [1e-20, 0.0])
+def test_a_tiny_or_zero_objective_is_certified_like_its_unit_scale(scale):
+    """The certificate is scale-invariant: the bound's eigenvalue is computed in the objective's
+    units (no absolute term in the deflation), so ``s C`` is certified as ``C`` is, and a zero
+    objective (every feasible point optimal) at once."""
+    X = cp.Variable((4, 4), symmetric=True)
+    constraints = [X >> 0, X >= 0, cp.sum(X, axis=1) == 1]
+    C = np.diag([1.0, 2.0, 3.0, 4.0])
+    unit = cvxclust.solve(cp.Problem(cp.Maximize(cp.trace(C @ X)), constraints))
+    scaled = cvxclust.solve(cp.Problem(cp.Maximize(cp.trace(scale * C @ X)), constraints))
+    assert unit.status == scaled.status == "optimal"
+    if scale:
+        assert scaled.iterations == unit.iterations
+        assert scaled.relative_gap == pytest.approx(unit.relative_gap, rel=1e-6)
+        assert scaled.objective == pytest.approx(scale * unit.objective, rel=1e-12)
+    else:
+        assert scaled.objective == 0.0 and scaled.dual_bound == 0.0

@@ -213,6 +213,21 @@ BAD = {
                             "constraint 1.*does not hold"),
     "contradictory bounds": (lambda: problem(constraints=[lambda X: X >= 1, lambda X: X[2, 3] <= 0.5]),
                              r"X\[2, 3\] are infeasible"),
+    "NaN bound": (lambda: problem(constraints=[lambda X: X >> 0, lambda X: X <= np.full((N, N), np.nan)]),
+                  "constraint 1.*NaN or infinite data"),
+    "NaN right-hand side": (lambda: problem(constraints=[lambda X: cp.trace(X) == np.nan]),
+                            "constraint 0.*NaN or infinite data"),
+    "infinite equality": (lambda: problem(constraints=[lambda X: cp.sum(X) == np.inf]),
+                          "constraint 0.*NaN or infinite data"),
+    "NaN row coefficient": (lambda: problem(constraints=[lambda X: cp.sum(cp.multiply(np.where(W > 3, np.nan, 1.0),
+                                                                                       X)) <= 1]),
+                            "constraint 0.*NaN or infinite data"),
+    "NaN objective": (lambda: problem(lambda X: cp.Minimize(cp.trace(np.where(W > 3, np.nan, 1.0) @ X))),
+                      "objective has NaN or infinite data"),
+    "complex objective": (lambda: problem(lambda X: cp.Maximize(cp.real(cp.trace((np.eye(N) + 1j) @ X)))),
+                          "objective has complex data"),
+    "complex constraint": (lambda: problem(constraints=[lambda X: cp.real(cp.trace((np.eye(N) + 1j) @ X)) == 1]),
+                           "constraint 0.*complex data"),
 }
 
 
