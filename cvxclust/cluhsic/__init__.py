@@ -11,7 +11,7 @@ from ._estimator import CLUHSIC
 from ._factor import lowrank_objective, lowrank_residuals
 from ._heuristics import cccp, greedy, nmf, spectral
 from ._lowrank import LowRank, lowrank
-from ._objectives import hsic, objective, partition_matrix, trace_objective
+from ._objectives import hsic, objective, partition_matrix
 from ._refine import align_clusters, refine
 from ._rounding import alternating_projection, round_best, round_lowrank, round_sdp
 from ._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
@@ -47,5 +47,4 @@ __all__ = [
     "round_lowrank",
     "round_sdp",
     "spectral",
-    "trace_objective",
 ]

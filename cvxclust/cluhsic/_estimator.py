@@ -209,7 +209,7 @@ class CLUHSIC(KernelClusterMixin):
         if self.output_kernel is None:
             G = resolve_structure(self.n_clusters, self.structure)
             return np.ones((1, 1)) if G is None else output_kernel(G)
-        A = check_output_kernel(self.output_kernel)
+        A = check_output_kernel(self.output_kernel, name="output_kernel")
         if A.shape[0] != self.n_clusters:
             raise ValueError(f"n_clusters={self.n_clusters} disagrees with the {A.shape[0]} clusters of "
                              f"output_kernel: pass n_clusters={A.shape[0]}")

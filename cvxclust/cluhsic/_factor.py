@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, cg
 
-from .._checks import check_int_range, check_kernel
+from .._checks import as_float_array, check_int_range, check_kernel
 
 __all__ = ["AugmentedLagrangian", "check_factor", "factor_residuals", "lowrank_objective", "lowrank_residuals",
            "restore_feasibility"]
@@ -103,12 +103,9 @@ class AugmentedLagrangian:
 
 
 def check_factor(Y, m: int, c: int, name: str = "Y") -> np.ndarray:
-    """``Y`` as a finite float ``(m c, r)`` array (a vector is taken as ``r = 1``), or a
+    """``Y`` as a finite real float ``(m c, r)`` array (a vector is taken as ``r = 1``), or a
     ValueError naming ``name``."""
-    try:
-        Y = np.asarray(Y, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric matrix") from None
+    Y = as_float_array(Y, name, "matrix")
     if Y.ndim == 1:
         Y = Y[:, None]
     if Y.ndim != 2 or Y.shape[0] != m * c or Y.shape[1] < 1:

@@ -6,9 +6,8 @@ import time
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from .._checks import check_bool, check_int_range, check_labels
+from .._checks import check_bool, check_int_range, check_labels, check_random_state
 from .._local_search import SweepSearch, best_of_starts, remove_point
 from ..parameters import Interval
 from ..result import Result
@@ -132,7 +131,7 @@ def greedy(K, A, *, normalized: bool = True, init=None, known=None, max_iter: in
         ``tol * max(|f|, max|K| max|A|)``.
     time_limit : float
         Seconds per run.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
 
     Returns
     -------

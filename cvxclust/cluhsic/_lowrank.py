@@ -92,9 +92,8 @@ from types import SimpleNamespace
 
 import numpy as np
 from scipy.optimize import Bounds, minimize
-from sklearn.utils import check_random_state
 
-from .._checks import check_kernel, check_labels
+from .._checks import check_kernel, check_labels, check_random_state
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval, Options, validate_parameter
 from ..result import Result
@@ -151,12 +150,20 @@ class LowRank(IterativeSolver):
         else:
             init = check_labels(init, m, c, name="init")
         self.init = init
+        # every Y Y^T with Y >= 0 is a sum of at most n(n+1)/2 terms y y^T, y >= 0 (Caratheodory in
+        # the n(n+1)/2-dimensional space of symmetric n x n matrices, n = mc): more columns add nothing
+        max_rank = m * c * (m * c + 1) // 2
         self.Y0 = None
         if Y0 is not None:
             self.Y0 = check_factor(Y0, m, c, "Y0")
             if self.Y0.min() < 0:
                 raise ValueError("Y0 must be entrywise nonnegative")
+            if self.Y0.shape[1] > max_rank:
+                raise ValueError(f"Y0 must have at most m c (m c + 1) / 2 = {max_rank} columns, got {self.Y0.shape[1]}")
             self.rank = self.Y0.shape[1]
+        elif self.rank > max_rank:
+            raise ValueError(f"rank must be at most m c (m c + 1) / 2 = {max_rank} for m = {m} points and c = {c} "
+                             f"clusters (a larger factor Y >= 0 adds nothing), got {self.rank}")
 
     def size(self) -> int:
         return int(self.K.shape[0])
@@ -313,7 +320,9 @@ def lowrank(K, A, *, known=None, init="spectral", Y0=None, **params) -> Result:
         applied to it.
     rank : int, default 10
         ``r``, the number of columns of ``Y`` (the paper uses 10; 1 is the exact rank of a
-        partition, Proposition 3).
+        partition, Proposition 3), at most ``n (n + 1) / 2`` with ``n = m c``: every ``Y Y^T``
+        with ``Y >= 0`` is a sum of that many terms ``y y^T``, ``y >= 0`` (Caratheodory's
+        theorem in the space of symmetric n x n matrices), so more columns add nothing.
     bias : float >= 0, default 0.1
         Weight ``beta`` of ``tr(Y^T 1 1^T Y)`` in (5.30) (the paper's gamma, fixed there at 0.1).
     residual_tol : float, default 1e-6
@@ -325,7 +334,7 @@ def lowrank(K, A, *, known=None, init="spectral", Y0=None, **params) -> Result:
         Outer iterations between the figures of the history (objective and residuals, cheap).
     verbose : bool
         Progress bar over the outer iterations.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seed of the start (k-means of the spectral start, the relabelling, the random entries).
     sigma : float, default 10
         Initial penalty (in the units of the scaled objective).

@@ -7,9 +7,8 @@ from numbers import Integral
 from types import SimpleNamespace
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from .._checks import check_bool, check_labels
+from .._checks import check_bool, check_labels, check_random_state
 from ..parameters import Interval
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, Param
@@ -103,7 +102,7 @@ def nmf(K, A, *, normalized: bool = True, init=None, known=None, max_iter: int =
     known : array-like of int, optional
         ``-1`` for free points, a fixed label otherwise.
     max_iter, tol, time_limit : int, float, float
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
 
     Returns
     -------

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_int_range, check_kernel, check_labels
+from .._checks import as_float_array, check_bool, check_int_range, check_kernel, check_labels
 
-__all__ = ["hsic", "objective", "partition_matrix", "trace_objective"]
+__all__ = ["as_partition_matrix", "hsic", "objective", "partition_matrix", "trace_objective"]
 
 
 def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np.ndarray:
@@ -25,12 +25,31 @@ def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np
     ``normalized=True`` the P = Pi (Pi^T Pi)^{-1/2} of (2.4) (empty clusters give zero columns)."""
     n_clusters = check_int_range(n_clusters, "n_clusters", 1)
     labels = check_labels(labels, n_clusters=n_clusters)
+    normalized = check_bool(normalized, "normalized")
     Pi = np.zeros((labels.shape[0], n_clusters))
     Pi[np.arange(labels.shape[0]), labels] = 1.0
     if normalized:
         sizes = Pi.sum(axis=0)
         Pi[:, sizes > 0] /= np.sqrt(sizes[sizes > 0])
     return Pi
+
+
+def as_partition_matrix(labels_or_Pi, m: int, c: int | None, name: str, *, normalized: bool = False) -> np.ndarray:
+    """The m x c partition matrix of labels (``c`` clusters, or ``max + 1`` if None), or a
+    finite real m x c matrix as given, or a ValueError naming ``name``."""
+    try:
+        ndim = np.ndim(labels_or_Pi)
+    except ValueError:  # ragged nested sequences, refused below
+        ndim = None
+    if ndim == 1:
+        labels = check_labels(labels_or_Pi, m, c, name=name)
+        return partition_matrix(labels, int(labels.max()) + 1 if c is None else c, normalized=normalized)
+    P = as_float_array(labels_or_Pi, name, "matrix")
+    if P.ndim != 2 or P.shape[0] != m or P.shape[1] < 1 or (c is not None and P.shape[1] != c) or (
+            not np.all(np.isfinite(P))):
+        expected = f"a finite {m} x {c} matrix" if c is not None else f"a finite matrix of {m} rows"
+        raise ValueError(f"{name} must be {m} cluster labels or {expected}, got shape {P.shape}")
+    return P
 
 
 def objective(K, A, P) -> float:
@@ -52,10 +71,7 @@ def objective(K, A, P) -> float:
     """
     K = check_kernel(K, "K")
     A = check_kernel(A, "A")
-    try:
-        P = np.asarray(P, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("P must be a numeric matrix") from None
+    P = as_float_array(P, "P", "matrix")
     if P.shape != (K.shape[0], A.shape[0]):
         raise ValueError(f"P must have shape (m, c) = {(K.shape[0], A.shape[0])} for K and A, got {P.shape}")
     if not np.all(np.isfinite(P)):
@@ -64,8 +80,8 @@ def objective(K, A, P) -> float:
 
 
 def trace_objective(K: np.ndarray, A: np.ndarray, P: np.ndarray) -> float:
-    """``tr(K P A P^T)`` of float arrays of matching shapes, unchecked (for solvers whose inputs
-    were checked at the door; users call :func:`objective`)."""
+    """``tr(K P A P^T)`` of float arrays of matching shapes, unchecked: the CLUHSIC and CLUHSICAL
+    solvers call it on inputs checked at the door (it is not exported; users call :func:`objective`)."""
     return float(np.sum((K @ P) * (P @ A)))
 
 
@@ -74,6 +90,7 @@ def hsic(K, L, *, centered: bool = False) -> float:
     K is taken as already centred and (2.2) ``(m-1)^{-2} tr(K L)`` is returned."""
     K = check_kernel(K, "K", min_size=2)
     L = check_kernel(L, "L")
+    centered = check_bool(centered, "centered")
     if L.shape != K.shape:
         raise ValueError(f"L must have the shape of K {K.shape}, got {L.shape}")
     m = K.shape[0]

@@ -5,7 +5,31 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-__all__ = ["cluhsic_sdp_problem"]
+from .._checks import check_kernel, check_labels
+from ..structures import check_output_kernel
+
+__all__ = ["check_sdp_inputs", "cluhsic_sdp_problem"]
+
+
+def check_sdp_inputs(K, A, known=None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """K (m x m, symmetric, finite), A (c x c output kernel, p.s.d., ``c <= m``) and the known
+    labels (``-1`` unknown, None for none) of (5.23) as new arrays, or a ValueError naming the
+    argument; known labels that leave (5.23) infeasible are refused."""
+    K = check_kernel(K, "K")
+    A = check_output_kernel(A)
+    m, c = K.shape[0], A.shape[0]
+    if c > m:
+        raise ValueError(f"A must be at most {m} x {m} (one row per cluster, at most one "
+                         f"cluster per point of K), got {A.shape}")
+    if known is None:
+        return K, A, None
+    known = check_labels(known, m, c, name="known", allow_unknown=True)
+    # a cluster with no known point must be reachable by a distinct unknown point
+    missing = c - np.unique(known[known >= 0]).size
+    if missing > np.count_nonzero(known < 0):
+        raise ValueError(f"known leaves {missing} clusters without a known point but only "
+                         f"{np.count_nonzero(known < 0)} unknown points: (5.23) is infeasible")
+    return K, A, known
 
 
 def cluhsic_sdp_problem(K: np.ndarray, A: np.ndarray, known: np.ndarray | None = None) -> cp.Problem:
@@ -24,7 +48,22 @@ def cluhsic_sdp_problem(K: np.ndarray, A: np.ndarray, known: np.ndarray | None =
     The variable is the symmetric ``mc x mc`` matrix named ``"X"``; block (i, j) is
     ``X[i*m:(i+1)*m, j*m:(j+1)*m]``.  bdiag and odiag are written as sums and traces of slices,
     so cvxpy sees them as the linear operators they are.
+
+    Parameters
+    ----------
+    K : array-like of shape (m, m)
+        Symmetric finite input kernel (centred by the caller, (2.2)).
+    A : array-like of shape (c, c)
+        Symmetric p.s.d. output kernel, ``c <= m``.
+    known : array-like of shape (m,), optional
+        Known labels, ``-1`` for unknown (Section 6).
+
+    Raises
+    ------
+    ValueError
+        Naming ``K``, ``A`` or ``known``.
     """
+    K, A, known = check_sdp_inputs(K, A, known)
     m, c = K.shape[0], A.shape[0]
     X = cp.Variable((m * c, m * c), symmetric=True, name="X")
 

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
 from .._checks import check_bool, check_int_range, check_labels
+from ..parameters import validate_parameter
 from ._greedy import greedy
 from ._heuristic_base import check_kernels, check_known
 from ._objectives import partition_matrix, trace_objective
@@ -29,12 +30,15 @@ from ._objectives import partition_matrix, trace_objective
 __all__ = ["align_clusters", "refine"]
 
 
-def _checked(K, A, labels, known, normalized):
+def _checked(K, A, labels, known, normalized, rng):
+    """The checked inputs, and ``rng`` as a ``numpy.random.Generator`` (from None, a seed, a
+    RandomState or a Generator)."""
     K, A = check_kernels(K, A)
     m, c = K.shape[0], A.shape[0]
     labels = check_labels(labels, m, c, name="labels")
     known = None if known is None else check_known(known, m, c)
-    return K, A, labels, known, check_bool(normalized, "normalized")
+    rng = np.random.default_rng(validate_parameter("rng", rng, ["random_state"]))
+    return K, A, labels, known, check_bool(normalized, "normalized"), rng
 
 
 def align_clusters(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool = True, known=None,
@@ -50,16 +54,16 @@ def align_clusters(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normaliz
     Raises
     ------
     ValueError or TypeError
-        Naming ``K``, ``A``, ``labels``, ``known``, ``normalized`` or ``n_starts``.
+        Naming ``K``, ``A``, ``labels``, ``known``, ``normalized``, ``n_starts`` or ``rng`` (a
+        seed in ``[0, 2**32)``, a RandomState, a Generator or None).
     """
-    K, A, labels, known, normalized = _checked(K, A, labels, known, normalized)
+    K, A, labels, known, normalized, rng = _checked(K, A, labels, known, normalized, rng)
     return _align(K, A, labels, normalized, known, check_int_range(n_starts, "n_starts", 1), rng)
 
 
 def _align(K, A, labels, normalized, known, n_starts, rng) -> np.ndarray:
     """:func:`align_clusters` on checked inputs."""
     c = A.shape[0]
-    rng = np.random.default_rng(rng)
     P = partition_matrix(labels, c, normalized=normalized)
     T = P.T @ K @ P
     fixed = np.empty((0, 2), dtype=int)
@@ -96,10 +100,9 @@ def refine(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool
     ValueError or TypeError
         Naming the argument, as :func:`align_clusters` and :func:`cvxclust.cluhsic.greedy` do.
     """
-    K, A, labels, known, normalized = _checked(K, A, labels, known, normalized)
+    K, A, labels, known, normalized, rng = _checked(K, A, labels, known, normalized, rng)
     max_rounds = check_int_range(max_rounds, "max_rounds", 1)
     n_starts = check_int_range(n_starts, "n_starts", 1)
-    rng = np.random.default_rng(rng)
     seed = np.random.RandomState(rng.integers(2**32))
     value = trace_objective(K, A, partition_matrix(labels, A.shape[0], normalized=normalized))
     tol = greedy_options.get("tol", 1e-12)

@@ -31,9 +31,17 @@ from types import SimpleNamespace
 import numpy as np
 import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 
-from .._checks import check_int_range, check_kernel, check_labels, check_positive, check_square_matrix
+from .._checks import (
+    as_float_array,
+    check_bool,
+    check_int_range,
+    check_kernel,
+    check_labels,
+    check_positive,
+    check_random_state,
+    check_square_matrix,
+)
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._factor import check_factor
@@ -115,7 +123,7 @@ def alternating_projection(
         The final (nonnegative) iterate.
     iterations : int
     """
-    Pi = np.array(Pi0, dtype=float)
+    Pi = np.array(as_float_array(Pi0, "Pi0", "matrix"))
     if Pi.ndim != 2 or not np.all(np.isfinite(Pi)):
         raise ValueError("Pi0 must be a finite 2-D array")
     m, c = Pi.shape
@@ -265,10 +273,11 @@ def round_best(Y, K, A, *, known=None, n_candidates: int = 10, normalized: bool 
     m, c = _check_sizes(K.shape[0], A.shape[0])
     Y = _check_common(Y, m, c, max_iter, tol, "Y")
     check_int_range(n_candidates, "n_candidates", 0)
+    normalized = check_bool(normalized, "normalized")
+    rng = check_random_state(random_state)
     if known is not None:
         known = check_labels(known, m, c, name="known", allow_unknown=True)
     U, s, _ = np.linalg.svd(Y, full_matrices=False)
-    rng = check_random_state(random_state)
     candidates = [s[j] * U[:, j] for j in range(len(s)) if s[j] > 0]
     candidates += [U @ (s * rng.standard_normal(len(s))) for _ in range(n_candidates)]
     best, best_value = None, -np.inf

@@ -32,18 +32,18 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg as sla
 
-from .._checks import check_kernel, check_labels
+from .._checks import as_finite_array, check_square_matrix
 from .._relaxation import Relaxation
-from ..structures import check_output_kernel
 from ._operator import AffineOperator
-from ._problem import cluhsic_sdp_problem
+from ._problem import check_sdp_inputs, cluhsic_sdp_problem
 
 __all__ = ["CLUHSICSDP", "cluhsic_sdp_problem", "lift"]
 
 
 def lift(P) -> np.ndarray:
-    """``Q = vec(P) vec(P)^T`` (columns of P stacked), the point of (5.18) for a partition matrix P."""
-    v = np.asarray(P, dtype=float).ravel(order="F")
+    """``Q = vec(P) vec(P)^T`` (columns of P stacked), the point of (5.18) for a partition matrix P
+    (any finite real m x c matrix; a ValueError names ``P`` otherwise)."""
+    v = as_finite_array(P, "P", ndim=2).ravel(order="F")
     return np.outer(v, v)
 
 
@@ -99,22 +99,9 @@ class CLUHSICSDP(Relaxation):
         return cls(center(K), structures.output_kernel(builders[kind](n_clusters)))
 
     def __init__(self, K, A, known=None):
-        self.K = check_kernel(K, "K")
-        self.A = check_output_kernel(A)
+        self.K, self.A, self.known = check_sdp_inputs(K, A, known)
         self.m, self.c = self.K.shape[0], self.A.shape[0]
-        if self.c > self.m:
-            raise ValueError(f"A must be at most {self.m} x {self.m} (one row per cluster, at most one "
-                             f"cluster per point of K), got {self.A.shape}")
         m, c = self.m, self.c
-        if known is None:
-            self.known = None
-        else:
-            self.known = check_labels(known, m, c, name="known", allow_unknown=True)
-            # a cluster with no known point must be reachable by a distinct unknown point
-            missing = c - np.unique(self.known[self.known >= 0]).size
-            if missing > np.count_nonzero(self.known < 0):
-                raise ValueError(f"known leaves {missing} clusters without a known point but only "
-                                 f"{np.count_nonzero(self.known < 0)} unknown points: (5.23) is infeasible")
         self.free = np.ones((c, m), dtype=bool)  # free[l, p]: row (l, p) of Q may be nonzero
         if self.known is not None:
             p = np.flatnonzero(self.known >= 0)
@@ -143,16 +130,19 @@ class CLUHSICSDP(Relaxation):
         C = np.kron(self.A, self.K)
         return C if index is None else C[np.ix_(index, index)]
 
-    def _blocks(self, Q) -> np.ndarray:
-        Q = np.asarray(Q, dtype=float)
+    def _check_Q(self, Q) -> np.ndarray:
+        """``Q`` as a finite real (mc, mc) float array (not symmetrised), or a ValueError naming it."""
+        Q = check_square_matrix(Q, "Q", symmetric=False)
         n = self.m * self.c
         if Q.shape != (n, n):
             raise ValueError(f"Q must have shape {(n, n)}, got {Q.shape}")
-        return Q.reshape(self.c, self.m, self.c, self.m)
+        return Q
 
     def objective(self, Q) -> float:
-        """``tr((A kron K) Q) = sum_ij A_ij <K, Q_[ij]>`` (5.23); equals ``tr(K P A P^T)`` for a lifted P."""
-        return float(np.einsum("ij,pq,ipjq->", self.A, self.K, self._blocks(Q), optimize=True))
+        """``tr((A kron K) Q) = sum_ij A_ij <K, Q_[ij]>`` (5.23) for a finite (mc, mc) matrix Q;
+        equals ``tr(K P A P^T)`` for a lifted P."""
+        B = self._check_Q(Q).reshape(self.c, self.m, self.c, self.m)
+        return float(np.einsum("ij,pq,ipjq->", self.A, self.K, B, optimize=True))
 
     def residuals(self, Q) -> dict[str, float]:
         """Relative violations of (5.23):
@@ -160,10 +150,10 @@ class CLUHSICSDP(Relaxation):
         ``odiag`` max|odiag(Q) - I| and ``bdiag`` max|bdiag(Q) 1 - 1| (targets of size 1),
         ``nonnegativity`` max(0, -min Q)/max|Q|, ``psd`` max(0, -lambda_min)/max|lambda| of the
         symmetric part, ``symmetry`` ||Q - Q^T||_F/||Q||_F, and with known labels ``known``
-        max|Q[rows, :]|/max|Q| over the rows that must vanish.
+        max|Q[rows, :]|/max|Q| over the rows that must vanish, for a finite (mc, mc) matrix Q.
         """
-        B = self._blocks(Q)
-        Q = np.asarray(Q, dtype=float)
+        Q = self._check_Q(Q)
+        B = Q.reshape(self.c, self.m, self.c, self.m)
         scale = max(np.abs(Q).max(), 1e-300)
         odiag = np.einsum("ipjp->ij", B)
         bdiag_rows = np.einsum("ipiq->p", B)

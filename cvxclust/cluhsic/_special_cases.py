@@ -18,15 +18,15 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._checks import (
+    check_bool,
     check_data_matrix,
     check_int_range,
     check_kernel,
-    check_labels,
     check_positive,
     check_psd_eigenvalues,
     rounding_rtol,
 )
-from ._objectives import partition_matrix
+from ._objectives import as_partition_matrix
 
 __all__ = ["diffrac_cost", "diffrac_kernel", "diskmeans_criterion", "diskmeans_kernel"]
 
@@ -72,9 +72,7 @@ def diffrac_kernel(X, kappa: float, *, center: bool = True) -> np.ndarray:
     """
     X = check_data_matrix(X, "X")
     check_positive(kappa, "kappa")
-    if not isinstance(center, (bool, np.bool_)):
-        raise ValueError(f"center must be True or False, got {center!r}")
-    if center:
+    if check_bool(center, "center"):
         X = _centre_columns(X)
     m, d = X.shape
     ridge = m * kappa
@@ -89,16 +87,6 @@ def diffrac_kernel(X, kappa: float, *, center: bool = True) -> np.ndarray:
         G[np.diag_indices(m)] += ridge
         K = np.eye(m) - ridge * sla.solve(G, np.eye(m), assume_a="pos")
     return (K + K.T) / 2
-
-
-def _as_partition(labels_or_Pi, m: int, c: int, name: str, *, normalized: bool = False) -> np.ndarray:
-    P = np.asarray(labels_or_Pi)
-    if P.ndim == 1:
-        return partition_matrix(check_labels(P, m, c, name=name), c, normalized=normalized)
-    P = np.asarray(P, dtype=float)
-    if P.shape != (m, c) or not np.all(np.isfinite(P)):
-        raise ValueError(f"{name} must be labels of length {m} or a finite {m} x {c} matrix, got shape {P.shape}")
-    return P
 
 
 def diffrac_cost(X, labels, kappa: float, A=None, *, intercept: bool = False) -> float:
@@ -151,13 +139,14 @@ def diffrac_cost(X, labels, kappa: float, A=None, *, intercept: bool = False) ->
     """
     X = check_data_matrix(X, "X")
     check_positive(kappa, "kappa")
+    intercept = check_bool(intercept, "intercept")
     m = X.shape[0]
     if A is None:
-        lab = np.asarray(labels)
-        c = int(lab.max()) + 1 if lab.ndim == 1 else lab.shape[1]
-        A = np.eye(c)
-    A = check_kernel(A, "A")
-    Pi = _as_partition(labels, m, A.shape[0], "labels")
+        Pi = as_partition_matrix(labels, m, None, "labels")
+        A = np.eye(Pi.shape[1])
+    else:
+        A = check_kernel(A, "A")
+        Pi = as_partition_matrix(labels, m, A.shape[0], "labels")
     K = diffrac_kernel(X, kappa, center=intercept)
     L = Pi @ A @ Pi.T
     fit = np.trace(L)
@@ -251,8 +240,9 @@ def diskmeans_criterion(K, A, P, lam: float, n_components: int, *, rank_tol: flo
     A = check_kernel(A, "A")
     check_positive(lam, "lam")
     check_positive(rank_tol, "rank_tol")
+    return_B = check_bool(return_B, "return_B")
     m = K.shape[0]
-    P = _as_partition(P, m, A.shape[0], "P", normalized=True)
+    P = as_partition_matrix(P, m, A.shape[0], "P", normalized=True)
     w, U = sla.eigh(K)
     check_psd_eigenvalues(w, "K", rtol)
     keep = w > rank_tol * max(w[-1], 1e-300)

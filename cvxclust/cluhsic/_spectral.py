@@ -9,15 +9,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
-from sklearn.utils import check_random_state
 
-from .._checks import check_bool, check_int_range, check_labels
+from .._checks import check_bool, check_int_range, check_random_state
 from ..parameters import Interval
 from ..result import Result
 from ..rounding import spectral_embedding
 from ..solvers import POSITIVE, Certificate, Param
 from ._heuristic_base import HeuristicSolver, check_kernels, kmeans_rows, labels_result
-from ._objectives import partition_matrix, trace_objective
+from ._objectives import as_partition_matrix, trace_objective
 
 __all__ = ["CCCP", "cccp", "spectral", "spectral_labels"]
 
@@ -51,7 +50,7 @@ def spectral(K, A, *, normalized: bool = True, n_init: int = 10, random_state=No
         Whether ``objective`` of the labels is (2.4) (True) or (2.3).
     n_init : int
         k-means restarts.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seeds k-means.
 
     Returns
@@ -81,16 +80,8 @@ def spectral(K, A, *, normalized: bool = True, n_init: int = 10, random_state=No
 def _orthonormal_start(init, m: int, c: int, rng) -> np.ndarray:
     if init is None:
         return sla.polar(rng.standard_normal((m, c)))[0]
-    init = np.asarray(init)
-    if init.ndim == 1:
-        return partition_matrix(check_labels(init, m, c, name="init"), c, normalized=True)
-    try:
-        init = np.asarray(init, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("init must be labels or a numeric matrix") from None
-    if init.shape != (m, c) or not np.all(np.isfinite(init)):
-        raise ValueError(f"init must be labels of length {m} or a finite {m} x {c} matrix, got shape {init.shape}")
-    return sla.polar(init)[0]
+    P = as_partition_matrix(init, m, c, "init", normalized=True)
+    return P if np.ndim(init) == 1 else sla.polar(P)[0]  # labels give orthonormal columns already
 
 
 class CCCP(HeuristicSolver):
@@ -164,7 +155,7 @@ def cccp(K, A, *, normalized: bool = True, init=None, max_iter: int = 500, tol: 
         iteration need not settle).
     n_init : int
         k-means restarts for the labels.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
 
     Returns
     -------

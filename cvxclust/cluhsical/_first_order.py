@@ -47,7 +47,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.sparse.linalg import eigsh
 
-from .._checks import check_positive, check_square_matrix
+from .._checks import as_float_array, check_positive, check_square_matrix
 from ._krr import check_krr_problem, joint_kernel_matrices, solve_ones
 from ._overflow import finite_result
 from ._partition import augmented_partition, penalized_objective
@@ -156,10 +156,7 @@ def first_order_approximation(J, S, gamma: float = 1.0) -> FirstOrderApproximati
     check_positive(gamma, "gamma")
     gamma = float(gamma)
     J = check_square_matrix(J, "J")
-    try:
-        S = np.asarray(S, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("S must be a vector of positive numbers (the diagonal of S)") from None
+    S = as_float_array(S, "S", "vector of positive numbers (the diagonal of S)")
     if S.ndim != 1 or S.shape[0] != J.shape[0]:
         raise ValueError(f"S must be the diagonal of S, a vector of length {J.shape[0]}, got shape {S.shape}")
     if not np.all(np.isfinite(S)) or np.any(S <= 0):

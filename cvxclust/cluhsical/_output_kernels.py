@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_int_range
+from .._checks import as_float_array, check_int_range
 from ..structures import check_loss_matrix, check_output_kernel
 from ._overflow import finite_result
 from ._partition import augmentation, check_normalization, inverse_norms, norms_of_columns
@@ -138,10 +138,7 @@ def relaxation_output_kernel(A, loss, normalization=None, sizes=None, *, n_sampl
                              "balanced sizes (the column norms scale with m)")
         n = np.full(c, (n_samples if n_samples is not None else c) / c)
     else:
-        try:
-            n = np.asarray(sizes, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError("sizes must be a sequence of c positive numbers") from None
+        n = as_float_array(sizes, "sizes", "sequence of c positive numbers")
         if n.shape != (c,) or not np.all(np.isfinite(n)) or np.any(n <= 0):
             raise ValueError(f"sizes must hold {c} finite positive cluster sizes, got {sizes!r}")
         if n_samples is not None and not np.isclose(n.sum(), n_samples, rtol=1e-12, atol=0):

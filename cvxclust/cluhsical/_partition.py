@@ -38,8 +38,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_data_matrix, check_int_range, check_labels, check_positive, check_square_matrix
-from ..cluhsic import trace_objective
+from .._checks import (
+    as_float_array,
+    check_data_matrix,
+    check_int_range,
+    check_labels,
+    check_positive,
+    check_square_matrix,
+)
+from ..cluhsic._objectives import trace_objective
 from ..structures import check_loss_matrix, check_output_kernel
 from ._overflow import finite_result
 
@@ -140,23 +147,22 @@ def column_norms(sizes, loss, normalization) -> np.ndarray:
 
     Parameters
     ----------
-    sizes : array-like of shape (..., c)
-        Cluster sizes (several rows at once are allowed).
+    sizes : array-like of shape (c,) or (k, c)
+        Cluster sizes (k rows of them at once are allowed).
     loss : array-like of shape (c, c)
     normalization : {"l1", "l2"}
 
     Returns
     -------
-    ndarray of shape (..., c)
+    ndarray of shape (c,) or (k, c)
     """
     check_normalization(normalization, ("l1", "l2"))
     L = loss_transform(loss)
-    try:
-        sizes = np.asarray(sizes, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("sizes must be an array of cluster sizes") from None
-    if sizes.shape[-1:] != (L.shape[0],) or not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
-        raise ValueError(f"sizes must hold {L.shape[0]} finite nonnegative cluster sizes, got shape {sizes.shape}")
+    sizes = as_float_array(sizes, "sizes", "array of cluster sizes")
+    if sizes.ndim not in (1, 2) or sizes.shape[-1] != L.shape[0] or not np.all(np.isfinite(sizes)) or np.any(
+            sizes < 0):
+        raise ValueError(f"sizes must be a vector (or a matrix of rows) of {L.shape[0]} finite nonnegative cluster "
+                         f"sizes, got shape {sizes.shape}")
     return norms_of_columns(sizes, L, normalization)
 
 

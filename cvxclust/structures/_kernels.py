@@ -19,7 +19,7 @@ def psd_check(A: np.ndarray) -> tuple[bool, float]:
     return bool(w[0] >= -PSD_RTOL * max(1.0, np.abs(w).max())), float(w[0])
 
 
-def check_output_kernel(A, n_clusters: int | None = None, psd: bool = True) -> np.ndarray:
+def check_output_kernel(A, n_clusters: int | None = None, psd: bool = True, *, name: str = "A") -> np.ndarray:
     r"""Validate a user-given ``c x c`` output kernel ``A`` for (2.3)/(2.4).
 
     Parameters
@@ -31,6 +31,9 @@ def check_output_kernel(A, n_clusters: int | None = None, psd: bool = True) -> n
         Required ``c``.
     psd : bool
         Check :math:`\lambda_{\min}(A) \ge -10^{-9}\max(1, |\lambda|_{\max})`.
+    name : str
+        The name the messages give ``A`` (the caller's name for it, e.g. an estimator's
+        ``output_kernel``).
 
     Returns
     -------
@@ -40,18 +43,18 @@ def check_output_kernel(A, n_clusters: int | None = None, psd: bool = True) -> n
     Raises
     ------
     ValueError
-        Naming ``A``, ``n_clusters`` or ``psd`` (a bool, not a truthy value).
+        Naming ``A`` (as ``name``), ``n_clusters`` or ``psd`` (a bool, not a truthy value).
     """
-    A = check_square_matrix(A, "A")
+    A = check_square_matrix(A, name)
     psd = check_bool(psd, "psd")
     if n_clusters is not None:
         n_clusters = check_int_range(n_clusters, "n_clusters", 1)
         if A.shape[0] != n_clusters:
-            raise ValueError(f"A must be {n_clusters} x {n_clusters} (one row per cluster), got {A.shape}")
+            raise ValueError(f"{name} must be {n_clusters} x {n_clusters} (one row per cluster), got {A.shape}")
     if psd:
         ok, lam = psd_check(A)
         if not ok:
-            raise ValueError(f"A must be positive semidefinite, its smallest eigenvalue is {lam:.3g}")
+            raise ValueError(f"{name} must be positive semidefinite, its smallest eigenvalue is {lam:.3g}")
     return A
 
 

@@ -121,8 +121,13 @@ C3 = {"n_clusters": 3, "structure": chain(3)}
         ({**C3, "solver_options": {"nope": 1}}, None, "nope"),
         ({**C3, "random_state": np.random.default_rng(0)}, None, "'random_state' parameter"),
         ({**C3, "structure": "chain"}, None, "'structure' parameter"),
-        ({"n_clusters": 3, "output_kernel": -np.eye(3)}, None, "A must be positive semidefinite"),
-        ({"n_clusters": 3, "output_kernel": np.ones((3, 2))}, None, "A must be a square matrix"),
+        # the estimator's parameter is named, not the A of the functions it calls
+        ({"n_clusters": 3, "output_kernel": -np.eye(3)}, None, "^output_kernel must be positive semidefinite"),
+        ({"n_clusters": 3, "output_kernel": np.ones((3, 2))}, None, "^output_kernel must be a square matrix"),
+        ({"n_clusters": 3, "output_kernel": np.full((3, 3), np.nan)}, None, "^output_kernel contains NaN"),
+        ({"n_clusters": 3, "output_kernel": np.ones(3)}, None, "^output_kernel must be a square matrix"),
+        ({"n_clusters": 3, "output_kernel": np.eye(3) * (1 + 1j)}, None, "^output_kernel must be real"),
+        ({**C3, "method": "lowrank", "rank": 10**6}, None, "^rank must be at most"),  # hung
         ({"n_clusters": 3, "output_kernel": "eye"}, None, "'output_kernel' parameter"),
         ({**C3, "method": "greedy"}, np.r_[5, np.full(23, -1)], "y must lie in -1..2"),
         ({**C3, "method": "greedy"}, np.r_[0, np.full(22, -1)], "y must have 24 entries"),

@@ -13,7 +13,8 @@ from cvxclust import Result
 from cvxclust._local_search import labeling_statistics as _statistics
 from cvxclust.cluhsic._greedy import move_gains
 from cvxclust.cluhsic._heuristics import cccp, greedy, nmf, spectral
-from cvxclust.cluhsic._objectives import objective, partition_matrix
+import cvxclust.cluhsic
+from cvxclust.cluhsic._objectives import hsic, objective, partition_matrix
 from cvxclust.kernels import center, rbf
 
 CHAIN3 = np.array([[2.0, 1, 0], [1, 2, 1], [0, 1, 2]])  # p.d., eigenvalues 2 + sqrt2, 2, 2 - sqrt2
@@ -383,6 +384,7 @@ def test_objective_checks_its_inputs(blobs):
     for bad, name in [(dict(K=np.where(np.eye(K.shape[0]) > 0, np.nan, K)), "K"),
                       (dict(A=np.full((3, 3), np.nan)), "A"),
                       (dict(P=np.full_like(P, np.inf)), "P"),
+                      (dict(P=P * (1 + 1j)), "P"),  # was cast to real with a ComplexWarning
                       (dict(P=P[:, :2]), "P"),
                       (dict(K=K[:-1, :-1]), "P"),
                       (dict(K=np.triu(K)), "K")]:
@@ -390,3 +392,44 @@ def test_objective_checks_its_inputs(blobs):
         with pytest.raises(ValueError, match=name):
             objective(args["K"], args["A"], args["P"])
     assert objective(K.astype(np.float32), CHAIN3, P) == pytest.approx(objective(K, CHAIN3, P), rel=1e-6)
+
+
+@pytest.mark.parametrize("method", [greedy, spectral, cccp, nmf])
+@pytest.mark.parametrize("seed", [True, -1, 2.5, 2**32, "0", [0]])
+def test_bad_random_state_is_refused_naming_it(method, seed, blobs):
+    """``True`` was accepted as the seed 1, and ``-1`` or ``2.5`` gave numpy's messages."""
+    K, _ = blobs
+    with pytest.raises((ValueError, TypeError), match="'random_state'"):
+        method(K, CHAIN3, random_state=seed)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("method", [greedy, spectral, cccp, nmf])
+def test_random_state_takes_a_seed_a_random_state_or_a_generator(method, blobs):
+    """A Generator, as documented, was refused; it now draws from its bit generator, so equal
+    generators give equal runs, and a seed and ``RandomState(seed)`` give the same run."""
+    K, _ = blobs
+    runs = [method(K, CHAIN3, random_state=rng) for rng in
+            (np.random.default_rng(3), np.random.default_rng(3), 5, np.random.RandomState(5))]
+    for first, second in (runs[:2], runs[2:]):
+        np.testing.assert_array_equal(first.extras["labels"], second.extras["labels"])
+        assert first.objective == second.objective
+
+
+@pytest.mark.parametrize("flag", ["no", "", 1, 0, None, np.array([True])])
+def test_flags_are_booleans_not_truthy_values(flag, blobs):
+    """``normalized="no"`` gave the normalized matrix and ``centered="no"`` skipped the centring."""
+    K, y = blobs
+    with pytest.raises(ValueError, match="^normalized"):
+        partition_matrix(y, 3, normalized=flag)
+    with pytest.raises(ValueError, match="^centered"):
+        hsic(K, K, centered=flag)
+    np.testing.assert_array_equal(partition_matrix(y, 3, normalized=np.True_), partition_matrix(y, 3, normalized=True))
+    assert hsic(K, K, centered=np.False_) == hsic(K, K, centered=False)
+
+
+def test_the_unchecked_trace_is_not_exported():
+    """``trace_objective`` trusts its inputs (NaN in, NaN out; a 3-D P accepted): the family
+    exports the checked :func:`objective` only."""
+    assert "trace_objective" not in cvxclust.cluhsic.__all__
+    assert not hasattr(cvxclust.cluhsic, "trace_objective")

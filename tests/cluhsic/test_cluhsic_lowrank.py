@@ -340,6 +340,11 @@ def test_starting_point():
     ({"restore_stall": np.nan}, "restore_stall"),
     ({"init": "kmeans"}, "init"),
     ({"init": np.array([0, 1, 2, 3, 0, 1])}, "init"),
+    ({"rank": 10**6}, "^rank must be at most"),  # hung
+    ({"rank": 18 * 19 // 2 + 1}, "^rank must be at most"),
+    ({"Y0": np.ones((18, 18 * 19 // 2 + 1))}, "^Y0 must have at most"),
+    ({"Y0": np.ones((18, 2)) * (1 + 1j)}, "^Y0 must be real"),  # was cast to real with a ComplexWarning
+    ({"random_state": True}, "'random_state'"),
 ])
 def test_bad_input(kwargs, match):
     K, A = random_instance(6, 3)
@@ -355,6 +360,25 @@ def test_residual_helpers_check_input():
         lowrank_residuals(np.ones((6, 2)), 3, 0)
     with pytest.raises(ValueError, match="Y"):
         lowrank_objective(np.eye(3), np.eye(2), np.full((6, 1), np.nan))
+    # complex factors were cast to real with a ComplexWarning
+    with pytest.raises(ValueError, match="^Y must be real"):
+        lowrank_residuals(np.ones((6, 2)) * (1 + 1j), 3, 2)
+    with pytest.raises(ValueError, match="^Y must be real"):
+        lowrank_objective(np.eye(3), np.eye(2), np.ones((6, 1)) * (1 + 1j))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_rank_up_to_the_bound_and_a_generator_are_accepted():
+    """Every Y Y^T with Y >= 0 has a factor of m c (m c + 1) / 2 columns, so that rank is still
+    accepted (the default 10 always is: m c >= 4); a Generator seeds the start, as documented
+    (it was refused), equal generators giving equal runs."""
+    K, A = random_instance(6, 3)
+    res = lowrank(K, A, rank=18 * 19 // 2, max_iter=1, random_state=0)
+    assert res.X.shape == (18, 171) and np.all(np.isfinite(res.X))
+    K2, A2 = random_instance(2, 2)
+    assert lowrank(K2, A2, max_iter=1, random_state=0).X.shape == (4, 10)
+    first, second = (lowrank(K, A, max_iter=2, random_state=np.random.default_rng(7)) for _ in range(2))
+    np.testing.assert_array_equal(first.X, second.X)
 
 
 def test_alignment_restores_the_chain_order():

@@ -168,6 +168,7 @@ def test_known_labels_orient_the_chain():
     ((np.ones((9, 2)), 3, 3), {"tol": -1.0}, "tol"),
     ((np.ones((9, 2)), 3, 3), {"known": [0, 1, 5]}, "known"),
     ((np.ones((9, 2)), 3, 3), {"known": [0, 1]}, "known"),
+    ((np.ones((9, 2)) * (1 + 1j), 3, 3), {}, "^Y must be real"),  # was cast to real with a ComplexWarning
 ])
 def test_round_lowrank_bad_input(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -211,3 +212,33 @@ def test_alternating_projection_leaves_its_start_unchanged():
         warnings.simplefilter("ignore", ConvergenceWarning)
         alternating_projection(Pi0, known=np.r_[0, -np.ones(9, dtype=int)])
     np.testing.assert_array_equal(Pi0, copy)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"Y": np.ones((12, 2)) * (1 + 1j)}, "^Y must be real"),  # was cast to real with a ComplexWarning
+    ({"normalized": "no"}, "^normalized"),  # was read as True
+    ({"normalized": None}, "^normalized"),
+    ({"random_state": True}, "'random_state'"),  # was the seed 1
+    ({"random_state": -1}, "'random_state'"),
+    ({"random_state": 2.5}, "'random_state'"),
+])
+def test_round_best_bad_input_names_the_argument(kwargs, match):
+    K, A, y = blobs(12)
+    args = {"Y": vec(partition_matrix(y, 3, normalized=True))[:, None] + 0.01, "K": K, "A": A, **kwargs}
+    with pytest.raises((ValueError, TypeError), match=match):
+        round_best(args.pop("Y"), args.pop("K"), args.pop("A"), **args)
+
+
+def test_round_best_takes_a_generator():
+    """As documented (it was refused): equal generators give equal candidates."""
+    K, A, y = blobs(12)
+    Y = np.abs(np.random.default_rng(0).normal(size=(36, 3)))
+    first, second = (round_best(Y, K, A, random_state=np.random.default_rng(4)) for _ in range(2))
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
+
+
+def test_alternating_projection_refuses_a_complex_start():
+    """A complex start was cast to real with a ComplexWarning."""
+    with pytest.raises(ValueError, match="^Pi0 must be real"):
+        alternating_projection(np.ones((6, 2)) * (1 + 1j))

@@ -303,13 +303,38 @@ def test_auto_dispatches_to_admm():
         ({"known": [0, 0, 0, 0, 0, -2]}, "known"),
         ({"known": [0, 0, 0, 0, 0, 0]}, "known"),
         ({"known": [0.5, 0, 0, 0, 0, 0]}, "known"),
+        ({"K": None}, "K"),
+        ({"A": None}, "A"),
+        ({"K": np.ones((6, 6)) * 1j}, "K"),
+        ({"A": np.ones((3, 2))}, "A"),
     ],
 )
-def test_bad_inputs_name_the_argument(kwargs, name):
+@pytest.mark.parametrize("build", [CLUHSICSDP, cluhsic_sdp_problem])
+def test_bad_inputs_name_the_argument(kwargs, name, build):
+    """The relaxation and its cvxpy statement check K, A and known alike (the statement once
+    built with no check on K=None, a 3 x 2 A, a non-square or NaN K)."""
     K, A = instance(6, 2)
     args = {"K": K, "A": A, "known": None, **kwargs}
-    with pytest.raises(ValueError, match=name):
-        CLUHSICSDP(**args)
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        build(**args)
+
+
+@pytest.mark.parametrize("P", [None, "ab", np.full((3, 2), np.nan), np.ones((3, 2)) * (1 + 1j), np.ones((2, 2, 2)),
+                               np.ones(4), [[1.0, 2.0], [3.0]]])
+def test_lift_refuses_what_is_not_a_finite_real_matrix(P):
+    """lift(None) was [[nan]], a NaN P gave a NaN Q and a complex P lost its imaginary part."""
+    with pytest.raises(ValueError, match=r"^P\b"):
+        lift(P)
+
+
+@pytest.mark.parametrize("Q", [np.full((12, 12), np.nan), np.full((12, 12), np.inf), np.ones((12, 12)) * (1 + 1j),
+                               np.ones((12, 11)), np.ones((6, 6)), None, np.ones((12, 12, 1)), [["a"] * 12] * 12])
+@pytest.mark.parametrize("method", ["objective", "residuals"])
+def test_objective_and_residuals_refuse_what_is_not_a_finite_real_Q(Q, method):
+    """A NaN Q gave a NaN objective (and a LinAlgError in residuals), as no other relaxation does."""
+    K, A = instance(6, 2)
+    with pytest.raises(ValueError, match=r"^Q\b"):
+        getattr(CLUHSICSDP(K, A), method)(Q)
 
 
 def test_admm_time_limit_before_the_first_iteration():

@@ -147,6 +147,36 @@ def test_diffrac_bad_input():
         diffrac_cost(X, np.ones((4, 2)), 0.1, np.eye(2))
 
 
+@pytest.mark.parametrize("A", [None, np.eye(2)])
+@pytest.mark.parametrize("labels", [
+    None,  # was an IndexError
+    -np.ones(5, dtype=int),  # was a message about A
+    np.full(5, np.nan),  # was "cannot convert float NaN to integer"
+    np.array(list("ababa")),  # was a UFuncTypeError
+    [0, 1, 0, 1],
+    [[0, 1], [1]],
+    np.ones((5, 2)) * (1 + 1j),  # was cast to real with a ComplexWarning
+    np.ones((5, 2, 1)),
+])
+def test_diffrac_cost_refuses_bad_labels_naming_them(labels, A):
+    X = np.random.default_rng(0).standard_normal((5, 2))
+    with pytest.raises(ValueError, match="^labels"):
+        diffrac_cost(X, labels, 0.1, A)
+
+
+def test_diffrac_cost_flag_and_default_output_kernel():
+    """``intercept`` is a bool (a truthy string was refused naming ``center``); without A the
+    clusters are those of the labels (or the columns of Pi), as with the identity given."""
+    X = np.random.default_rng(0).standard_normal((6, 2))
+    labels = np.array([0, 1, 2, 0, 1, 2])
+    for flag in ("yes", 1, None):
+        with pytest.raises(ValueError, match="^intercept"):
+            diffrac_cost(X, labels, 0.1, intercept=flag)
+    Pi = partition_matrix(labels, 3)
+    assert diffrac_cost(X, labels, 0.1) == diffrac_cost(X, labels, 0.1, np.eye(3)) == diffrac_cost(X, Pi, 0.1)
+    assert diffrac_cost(X, labels, 0.1, intercept=np.True_) == diffrac_cost(X, labels, 0.1, intercept=True)
+
+
 # ------------------------------------------------------------------------------------ DisKmeans
 
 
@@ -238,6 +268,10 @@ def test_diskmeans_bad_input():
         diskmeans_criterion(K, np.eye(3), np.zeros(7, dtype=int), 1.0, 7)  # rank K = 4 < 7
     with pytest.raises(ValueError, match="P"):
         diskmeans_criterion(K, np.eye(3), np.ones((7, 2)), 1.0, 1)
+    with pytest.raises(ValueError, match="^P must be real"):  # was cast to real with a ComplexWarning
+        diskmeans_criterion(K, np.eye(3), np.ones((7, 3)) * (1 + 1j), 1.0, 1)
+    with pytest.raises(ValueError, match="^return_B"):  # a truthy string returned B
+        diskmeans_criterion(K, np.eye(3), np.zeros(7, dtype=int), 1.0, 1, return_B="no")
 
 
 def test_diskmeans_float32_kernel_and_inputs():

@@ -105,7 +105,9 @@ BAD_BY_KIND = {
               "below -1": lambda a: a - 1, "too large": lambda a: a + 4, "objects": lambda a: np.full(len(a), None)},
     "sizes": {"negative": lambda a: -a, "one short": lambda a: a[:-1], "NaN": lambda a: a * np.nan,
               "inf": lambda a: a * np.inf, "text": lambda a: np.full(np.shape(a), "a"), "None": lambda a: None,
-              "objects": lambda a: np.full(np.shape(a), None, dtype=object)},
+              "objects": lambda a: np.full(np.shape(a), None, dtype=object),
+              # complex sizes were cast to real with a ComplexWarning; 3-D sizes were accepted
+              "complex": lambda a: a * (1 + 1j), "3-D": lambda a: np.asarray(a)[None, None]},
 }
 BAD_NUMBERS = {
     "positive": [-1.0, 0.0, np.nan, "1", True, None, [1.0], np.ones(2)],
@@ -178,6 +180,14 @@ def test_bad_input_raises_naming_the_argument(name, arg, value):
     # a shape that disagrees with another argument may name that one instead
     others = [a for a in kinds if a != arg] if np.shape(value) != np.shape(valid[arg]) else []
     assert any(name_ in message for name_ in [arg, *others]), message
+
+
+@pytest.mark.parametrize("sizes", [np.array([2.0, 2.0, 2.0]) * (1 + 1j), np.ones((1, 1, 3)), np.ones((1, 3)), [2.0, 2.0],
+                                   np.array([2.0, np.nan, 2.0]), "abc", [[2.0], [2.0, 2.0]]])
+def test_relaxation_output_kernel_refuses_bad_sizes_naming_them(sizes):
+    """Complex sizes were cast to real with a ComplexWarning."""
+    with pytest.raises(ValueError, match="^sizes"):
+        call("relaxation_output_kernel", A=A, loss=LOSS, normalization="l1", sizes=sizes)
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
