@@ -140,7 +140,8 @@ def check_labels(labels, n_samples: int | None = None, n_clusters: int | None = 
         integral = False
         if labels.ndim == 1 and labels.size and labels.dtype.kind not in "USc":  # not strings, which parse
             try:
-                integral = bool(np.all(np.asarray(labels, dtype=float) % 1 == 0))
+                values = np.asarray(labels, dtype=float)
+                integral = bool(np.isfinite(values).all() and np.all(values % 1 == 0))
             except (TypeError, ValueError):
                 pass
         if not integral:
