@@ -132,7 +132,7 @@ def _render(template: np.ndarray, angles: np.ndarray, size: int, rng) -> np.ndar
 
 def _noise_rng(random_state):
     """``None`` -> no noise; a ``np.random.Generator`` is used as is; anything else goes through
-    scikit-learn's ``check_random_state`` (int seed or ``RandomState``)."""
+    :func:`cvxclust._checks.check_random_state` (int seed or ``RandomState``)."""
     if random_state is None or isinstance(random_state, np.random.Generator):
         return random_state
     return check_random_state(random_state)

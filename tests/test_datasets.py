@@ -133,5 +133,6 @@ def test_structure_layout_good_spacing_unchanged():
 def test_structured_blobs_n_samples_upper_bound(structure, d):
     """X holds at most 2**28 floats: n_samples = 10**12 was a MemoryError."""
     for n in (10**12, 2**28 // d + 1, 10**40):
-        with pytest.raises(ValueError, match=rf"n_samples must be at most {2**28 // d} here.*limited to 2\*\*28 floats"):
+        with pytest.raises(ValueError,
+                           match=rf"n_samples must be at most {2**28 // d} here.*limited to 2\*\*28 floats"):
             structured_blobs(structure, n)

@@ -281,7 +281,8 @@ class Discriminative(Relaxation):
         self.n_clusters = check_n_clusters(n_clusters, self.t)
         check_positive(alpha, "alpha")
         self.alpha = float(alpha)
-        check_magnitude(self.X, "X", weight=1.0 / self.alpha, computations="the computations of the discriminative relaxation")
+        check_magnitude(self.X, "X", weight=1.0 / self.alpha,
+                        computations="the computations of the discriminative relaxation")
         check_choice(domain, "domain", _DOMAINS)
         self.domain = domain
         self._cache: tuple | None = None  # (V, tau, P, error) of the last offset solve
