@@ -125,6 +125,22 @@ def check_int_range(value, name: str, low: int, high: int | None = None) -> int:
     return int(value)
 
 
+#: The most floats a generated data set holds (2 GiB of float64): far more points than a
+#: clusterer forming n_samples x n_samples matrices can take, and an error naming the argument
+#: rather than a MemoryError for a mistyped size.
+MAX_DATA_ENTRIES = 2**28
+
+
+def check_data_size(count: int, name: str, entries_per_count: int) -> None:
+    """Raise unless ``count * entries_per_count`` (the floats of a generated data matrix whose
+    size the argument ``name`` sets) is at most :data:`MAX_DATA_ENTRIES`."""
+    if count * entries_per_count > MAX_DATA_ENTRIES:
+        raise ValueError(
+            f"{name} must be at most {MAX_DATA_ENTRIES // entries_per_count} here, got {count}: the data would "
+            f"hold {count} x {entries_per_count} floats, and a generated data set is limited to 2**28 floats "
+            f"(2 GiB), far more points than a clusterer forming n_samples x n_samples matrices can take")
+
+
 def check_bool(value, name: str) -> bool:
     """Return ``value`` as a ``bool`` after checking it is True or False (numpy bools too)."""
     if not isinstance(value, (bool, np.bool_)):

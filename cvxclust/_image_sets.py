@@ -40,7 +40,7 @@ from skimage import data as _skdata
 from skimage.color import rgb2gray
 from skimage.transform import downscale_local_mean, resize, rotate
 
-from ._checks import check_choice, check_int_range, check_random_state
+from ._checks import check_choice, check_data_size, check_int_range, check_random_state
 
 __all__ = ["OBJECTS", "PIXEL_NOISE", "POSE_OBJECTS", "objects_by_pose", "rotating_object"]
 
@@ -132,7 +132,7 @@ def _render(template: np.ndarray, angles: np.ndarray, size: int, rng) -> np.ndar
 
 def _noise_rng(random_state):
     """``None`` -> no noise; a ``np.random.Generator`` is used as is; anything else goes through
-    scikit-learn's ``check_random_state`` (int seed or ``RandomState``)."""
+    :func:`cvxclust._checks.check_random_state` (int seed or ``RandomState``)."""
     if random_state is None or isinstance(random_state, np.random.Generator):
         return random_state
     return check_random_state(random_state)
@@ -250,7 +250,8 @@ def objects_by_pose(
     n_objects : int, default 4
         Number of objects, 1 to ``len(POSE_OBJECTS)`` (the first ``n_objects`` are used).
     n_poses : int, default 24
-        Poses per object; a multiple of ``n_pose_clusters``.
+        Poses per object; a multiple of ``n_pose_clusters``, and at most
+        ``2**28 / (n_objects * size**2)``: ``X`` holds at most ``2**28`` floats (2 GiB).
     n_pose_clusters : int, default 3
         Pose clusters per object (at least 1, at most ``n_poses``).
     size : int, default 32
@@ -274,8 +275,9 @@ def objects_by_pose(
     Raises
     ------
     ValueError
-        If an argument is out of range, ``n_poses`` is not a multiple of ``n_pose_clusters``,
-        or ``random_state`` is not a valid seed.
+        If an argument is out of range (``n_poses`` too large for ``X`` to hold included),
+        ``n_poses`` is not a multiple of ``n_pose_clusters``, or ``random_state`` is not a
+        valid seed.
     """
     n_objects = check_int_range(n_objects, "n_objects", 1, len(POSE_OBJECTS))
     n_pose_clusters = check_int_range(n_pose_clusters, "n_pose_clusters", 1)
@@ -283,6 +285,7 @@ def objects_by_pose(
     if n_poses % n_pose_clusters:
         raise ValueError(f"n_poses must be a multiple of n_pose_clusters={n_pose_clusters}, got {n_poses}")
     size = _check_size(size)
+    check_data_size(n_poses, "n_poses", n_objects * size * size)
     rng = _noise_rng(random_state)
     per_cluster = n_poses // n_pose_clusters
     pose_angles, pose_cluster = _clustered_angles(

@@ -7,11 +7,14 @@ from numbers import Integral, Real
 import networkx as nx
 import numpy as np
 
-from ._checks import check_random_state
-from .parameters import Interval, validate_parameters
+from ._checks import check_data_size, check_random_state
+from .parameters import Interval, validate_parameter, validate_parameters
 from .structures import as_structure
 
 __all__ = ["structure_layout", "structured_blobs"]
+
+#: The distance between neighbouring centres: a positive, finite float.
+_SPACING = [Interval(Real, 0, None, closed="neither")]
 
 
 def structure_layout(structure, spacing: float = 1.0) -> np.ndarray:
@@ -27,12 +30,21 @@ def structure_layout(structure, spacing: float = 1.0) -> np.ndarray:
     (neighbours on a chain are ``spacing`` apart, on a line); a ring's embed up to the
     negative part of B (a regular polygon with sides ``spacing``).
 
+    Parameters
+    ----------
+    structure : networkx graph
+        A structure of :mod:`cvxclust.structures`.
+    spacing : float, default=1.0
+        Distance between the centres of the closest clusters, per step of graph distance;
+        positive and finite.
+
     Returns
     -------
     ndarray of shape (c, d)
         One centre per cluster, in the order of ``structure.graph["clusters"]``; ``d`` is the
         number of positive eigenvalues of B.
     """
+    spacing = validate_parameter("spacing", spacing, _SPACING, "structure_layout")
     G = as_structure(structure)
     clusters = G.graph["clusters"]
     lengths = dict(nx.all_pairs_shortest_path_length(G.to_undirected(as_view=True)))
@@ -69,7 +81,8 @@ def structured_blobs(structure, n_samples: int = 500, *, spacing: float = 4.0, c
     structure : networkx graph
         A structure of :mod:`cvxclust.structures` (``chain``, ``ring``, ``tree``, ``kron``, ...).
     n_samples : int, default=500
-        Number of points, at least the number of clusters.
+        Number of points, at least the number of clusters and at most ``2**28 / d``: ``X``
+        holds at most ``2**28`` floats (2 GiB).
     spacing : float, default=4.0
         Distance between the centres of neighbouring clusters.
     cluster_std : float, default=1.0
@@ -81,15 +94,23 @@ def structured_blobs(structure, n_samples: int = 500, *, spacing: float = 4.0, c
     X : ndarray of shape (n_samples, d)
     y : ndarray of shape (n_samples,)
         Labels: positions in ``structure.graph["clusters"]``, nondecreasing.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: a ``structure`` that is not one, ``n_samples`` below the number of
+        clusters or too large for ``X`` to hold (see above), ``spacing`` not positive and
+        finite, ``cluster_std`` negative, or a bad ``random_state``.
     """
     G = as_structure(structure)
     c = len(G.graph["clusters"])
     validate_parameters({"n_samples": [Interval(Integral, c, None, closed="left")],
-                         "spacing": [Interval(Real, 0, None, closed="neither")],
+                         "spacing": _SPACING,
                          "cluster_std": [Interval(Real, 0, None, closed="left")]},
                         {"n_samples": n_samples, "spacing": spacing, "cluster_std": cluster_std}, "structured_blobs")
     rng = check_random_state(random_state)
     centres = structure_layout(G, spacing)
+    check_data_size(n_samples, "n_samples", centres.shape[1])
     y = np.sort(np.arange(n_samples) % c)
     X = centres[y] + cluster_std * rng.standard_normal((n_samples, centres.shape[1]))
     return X, y

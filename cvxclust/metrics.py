@@ -73,10 +73,23 @@ def _check_labels(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
     return y_true, y_pred
 
 
+def _is_permutation(P: np.ndarray) -> bool:
+    """Whether every row of the integer array ``P`` (1-D or 2-D) is a permutation of
+    ``0 .. P.shape[-1] - 1``."""
+    return np.issubdtype(P.dtype, np.integer) and np.array_equal(
+        np.sort(P, axis=-1), np.broadcast_to(np.arange(P.shape[-1]), P.shape))
+
+
 def _check_permutation(p, y_pred: np.ndarray) -> np.ndarray:
-    p = np.asarray(p)
+    try:
+        p = np.asarray(p)
+    except (TypeError, ValueError):  # ragged nested sequences
+        raise ValueError("permutations must hold 1-D integer arrays p with p[cluster] = class") from None
     if p.ndim != 1 or p.size == 0:
         raise ValueError(f"permutations must hold 1-D label arrays p with p[cluster] = class, got shape {p.shape}")
+    if not _is_permutation(p):
+        raise ValueError(f"permutations must hold permutations of 0..{p.size - 1} (integer arrays p with "
+                         f"p[cluster] = class, each class once), got {p}")
     if not np.issubdtype(y_pred.dtype, np.integer) or y_pred.min() < 0 or y_pred.max() >= p.size:
         raise ValueError(
             f"permutations index clusters by label: y_pred must hold integers in [0, {p.size - 1}] "
@@ -127,9 +140,10 @@ def best_mapping(y_true, y_pred, permutations: Iterable | None = None) -> dict:
     y_pred : array-like of shape (n_samples,)
         Cluster labels :math:`r_i`.
     permutations : iterable of array-like, optional
-        Admissible relabelings, each an array ``p`` with ``p[cluster] = class``; cluster labels
-        must then be the integers ``0 .. len(p) - 1``.  ``None``: all one-to-one maps.  Ties
-        keep the first best permutation.
+        Admissible relabelings, each an integer array ``p`` with ``p[cluster] = class`` that is
+        a permutation of ``0 .. len(p) - 1``; cluster labels must then be the integers
+        ``0 .. len(p) - 1``.  ``None``: all one-to-one maps.  Ties keep the first best
+        permutation.
 
     Returns
     -------
@@ -157,9 +171,11 @@ def accuracy(y_true, y_pred, permutations: Iterable | None = None) -> float:
     y_pred : array-like of shape (n_samples,)
         Cluster labels :math:`r_i`.
     permutations : iterable of array-like, optional
-        Restrict :math:`\pi` to these relabelings (arrays ``p`` with ``p[cluster] = class``,
-        cluster labels ``0 .. len(p) - 1``), e.g. the automorphisms of an output structure.
-        ``None`` (default): all one-to-one maps (Hungarian method).
+        Restrict :math:`\pi` to these relabelings (integer arrays ``p`` with
+        ``p[cluster] = class``, each a permutation of ``0 .. len(p) - 1``, cluster labels
+        ``0 .. len(p) - 1``), e.g. the automorphisms of an output structure.  ``None``
+        (default): all one-to-one maps (Hungarian method).  An entry that is not such a
+        permutation raises ``ValueError``.
 
     Returns
     -------
@@ -387,7 +403,7 @@ def _check_permutations(permutations, c: int) -> np.ndarray:
         raise ValueError("permutations must be an iterable of arrays p with p[cluster] = class") from None
     if P.ndim != 2 or P.shape[0] == 0 or P.shape[1] != c or not np.issubdtype(P.dtype, np.integer):
         raise ValueError(f"permutations must hold at least one integer array of length c={c}, got shape {P.shape}")
-    if not np.array_equal(np.sort(P, axis=1), np.broadcast_to(np.arange(c), P.shape)):
+    if not _is_permutation(P):
         raise ValueError(f"permutations must be permutations of 0..{c - 1}")
     return P
 

@@ -38,6 +38,7 @@ from sklearn.model_selection import ParameterGrid
 from .datasets import load_dataset
 from .metrics import accuracy, nmi
 from .parallel import run_tasks
+from .parameters import validate_parameter
 
 __all__ = ["sweep", "read_spec", "COLUMNS"]
 
@@ -93,6 +94,17 @@ def _datasets(datasets) -> dict:
     return {name: load_dataset(name) for name in datasets}
 
 
+def _grid_values(values, where: str) -> list:
+    """The values of one grid parameter as a list: a non-empty list, tuple, range or 1-D array
+    (a single value, a string or a set, whose order is arbitrary, is not one).  numpy scalars
+    become Python ones, which the JSON of a cell's parameters holds as numbers."""
+    if isinstance(values, (list, tuple, range)) or (isinstance(values, np.ndarray) and values.ndim == 1):
+        if len(values):
+            return [v.item() if isinstance(v, np.generic) else v for v in values]
+    raise ValueError(f"{where} must be a non-empty list of values, got {values!r} "
+                     f"(a single value goes in a list of one)")
+
+
 def _grids(grid, estimators: dict) -> dict:
     """The grid of each estimator: ``grid`` for all, or ``grid[name]`` per estimator."""
     if grid is None:
@@ -100,8 +112,10 @@ def _grids(grid, estimators: dict) -> dict:
     if not isinstance(grid, Mapping):
         raise TypeError(f"grid must be a mapping, got {type(grid).__name__}")
     if set(grid) and set(grid) <= set(estimators) and all(isinstance(g, Mapping) for g in grid.values()):
-        return {name: dict(grid.get(name, {})) for name in estimators}
-    return {name: dict(grid) for name in estimators}
+        return {name: {key: _grid_values(values, f"grid[{name!r}][{key!r}]")
+                       for key, values in grid.get(name, {}).items()} for name in estimators}
+    common = {key: _grid_values(values, f"grid[{key!r}]") for key, values in grid.items()}
+    return {name: dict(common) for name in estimators}
 
 
 def _cells(estimators: dict, data: dict, grids: dict, random_state) -> list[tuple]:
@@ -113,7 +127,7 @@ def _cells(estimators: dict, data: dict, grids: dict, random_state) -> list[tupl
             raise ValueError(f"grid parameters {unknown} are not parameters of estimator {name!r} "
                              f"({type(estimator).__name__}); it has {sorted(accepted)}")
         for dataset, (X, y) in data.items():
-            for point in ParameterGrid({k: list(v) for k, v in grids[name].items()}):
+            for point in ParameterGrid(grids[name]):
                 params = dict(point)
                 if "n_clusters" in accepted and "n_clusters" not in params:
                     params["n_clusters"] = int(np.unique(y).size)  # the data set's number of classes
@@ -123,12 +137,36 @@ def _cells(estimators: dict, data: dict, grids: dict, random_state) -> list[tupl
     return cells
 
 
+def _check_out(out) -> Path:
+    """``out`` as a path to a ``.csv`` or ``.parquet`` file that can be written: its directory
+    exists and it is not itself a directory."""
+    out = Path(out)
+    if out.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"out must be a .csv or .parquet file, got {str(out)!r}")
+    if not out.parent.is_dir():
+        raise ValueError(f"out must be a file in an existing directory, got {str(out)!r} "
+                         f"({str(out.parent)!r} is not a directory)")
+    if out.exists() and not out.is_file():
+        raise ValueError(f"out must be a file, got {str(out)!r}, which is not one")
+    return out
+
+
 def _read(out: Path):
+    """The table of an earlier sweep at ``out`` (None if there is no file), with every column
+    of :data:`COLUMNS`."""
     import pandas as pd
     if not out.is_file():
         return None
-    return pd.read_parquet(out) if out.suffix == ".parquet" else pd.read_csv(out, keep_default_na=False,
-                                                                               na_values=[""])
+    try:
+        table = pd.read_parquet(out) if out.suffix == ".parquet" else pd.read_csv(out, keep_default_na=False,
+                                                                                    na_values=[""])
+    except (OSError, ValueError) as exc:  # not a table, or not one pandas reads
+        raise ValueError(f"out {str(out)!r} exists but is not a sweep table: {exc}") from None
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"out {str(out)!r} exists but is not a sweep table: it lacks the columns {missing}; "
+                         f"give another file, or remove this one to start afresh")
+    return table
 
 
 def _write(table, out: Path) -> None:
@@ -180,8 +218,11 @@ def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_thr
     ------
     ValueError or TypeError
         Naming the argument: no estimator, an unknown data set, grid parameters that an
-        estimator does not take, an ``out`` that is neither CSV nor Parquet, a ``random_state``
-        that is no int seed, ``blas_threads`` below 1.
+        estimator does not take or whose values are not a non-empty list, an ``out`` that is
+        neither CSV nor Parquet, lies in a directory that does not exist, or is an existing file
+        that is not a sweep table (one lacking columns of :data:`COLUMNS`), a ``random_state``
+        that is no int seed, ``blas_threads`` below 1, a ``progress`` that is not a bool.  All
+        are raised before any cell is fitted.
     """
     import pandas as pd
     from tqdm.auto import tqdm
@@ -196,10 +237,9 @@ def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_thr
     if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, Integral)
                                      or blas_threads < 1):
         raise ValueError(f"blas_threads must be a positive int or None, got {blas_threads!r}")
+    progress = validate_parameter("progress", progress, ["boolean"], "sweep")
     if out is not None:
-        out = Path(out)
-        if out.suffix not in (".csv", ".parquet"):
-            raise ValueError(f"out must be a .csv or .parquet file, got {str(out)!r}")
+        out = _check_out(out)
     estimators = {str(k): v for k, v in estimators.items()}
     data = _datasets(datasets)
     grids = _grids(grid, estimators)
@@ -300,8 +340,5 @@ def read_spec(path) -> tuple[dict, dict, dict]:
         except TypeError as exc:
             raise ValueError(f"{where}.params: {exc}") from None
         grid = {**common, **table.get("grid", {})}
-        for key, values in grid.items():
-            if not isinstance(values, list) or not values:
-                raise ValueError(f"{where}: grid.{key} must be a non-empty list of values")
-        grids[name] = grid
+        grids[name] = {key: _grid_values(values, f"{where}: grid.{key}") for key, values in grid.items()}
     return estimators, datasets, grids

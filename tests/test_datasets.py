@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from cvxclust.datasets import DIGIT_SHIFTS, _shift_images, load_dataset
+from cvxclust.datasets import DIGIT_SHIFTS, _shift_images, load_dataset, structure_layout, structured_blobs
+from cvxclust.structures import chain, ring
 
 SIZES = {"iris": (150, 4, 3), "wine": (178, 13, 3), "digits": (1797, 64, 10), "breast_cancer": (569, 30, 2)}
 
@@ -111,3 +112,27 @@ def test_digits_largest_augmentation():
 def test_errors(name, n, match):
     with pytest.raises(ValueError, match=match):
         load_dataset(name, n)
+
+
+@pytest.mark.parametrize("spacing", [float("nan"), float("inf"), 0, 0.0, -1.0, True, "1", None])
+def test_structure_layout_spacing_must_be_positive_and_finite(spacing):
+    """The rule of structured_blobs: nan/inf gave non-finite centres, 0 collapsed them, -1
+    mirrored them, True was taken as 1 and "1"/None raised a TypeError not naming spacing."""
+    with pytest.raises(ValueError, match="'spacing' parameter of structure_layout"):
+        structure_layout(chain(3), spacing)
+    with pytest.raises(ValueError, match="'spacing' parameter of structured_blobs"):
+        structured_blobs(chain(3), 9, spacing=spacing)
+
+
+def test_structure_layout_good_spacing_unchanged():
+    np.testing.assert_allclose(structure_layout(chain(3), 2.5).ravel(), [2.5, 0.0, -2.5], atol=1e-12)
+    np.testing.assert_array_equal(structure_layout(ring(5), np.float64(2.0)), structure_layout(ring(5), 2))
+
+
+@pytest.mark.parametrize("structure, d", [(chain(3), 1), (ring(5), 2)])
+def test_structured_blobs_n_samples_upper_bound(structure, d):
+    """X holds at most 2**28 floats: n_samples = 10**12 was a MemoryError."""
+    for n in (10**12, 2**28 // d + 1, 10**40):
+        with pytest.raises(ValueError,
+                           match=rf"n_samples must be at most {2**28 // d} here.*limited to 2\*\*28 floats"):
+            structured_blobs(structure, n)

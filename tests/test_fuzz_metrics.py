@@ -138,8 +138,9 @@ def test_accuracy_with_permutations(case, permutations):
         except (TypeError, ValueError):
             perms = None
     yp = np.asarray(np.asarray(y_pred).tolist())  # Python ints in an object array are ints
-    if perms is None or any(p.ndim != 1 or p.size == 0 for p in perms):
-        return assert_refused(out, "permutations")
+    if perms is None or any(p.ndim != 1 or p.size == 0 or not np.issubdtype(p.dtype, np.integer)
+                            or not np.array_equal(np.sort(p), np.arange(p.size)) for p in perms):
+        return assert_refused(out, "permutations")  # not all permutations of 0..len(p)-1
     if not np.issubdtype(yp.dtype, np.integer) or any(yp.min() < 0 or yp.max() >= p.size for p in perms):
         return assert_refused(out, "permutations", "y_pred")
     assert not refused(out), out

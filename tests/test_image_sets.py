@@ -251,3 +251,11 @@ def test_every_object_renders(image):
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_objects_by_pose_n_poses_upper_bound():
+    """X holds at most 2**28 floats: n_poses = 3 * 10**9 was a MemoryError."""
+    with pytest.raises(ValueError, match=r"n_poses must be at most 65536 here.*2\*\*28 floats"):
+        objects_by_pose(n_poses=3 * 10**9)
+    with pytest.raises(ValueError, match=r"n_poses must be at most 256 here"):
+        objects_by_pose(n_poses=258, size=512)

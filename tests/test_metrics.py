@@ -106,6 +106,20 @@ def test_permutation_errors(y_pred, perms, match):
         metrics.accuracy([0, 1, 2], y_pred, permutations=perms)
 
 
+@pytest.mark.parametrize("func", [metrics.accuracy, metrics.error_rate, metrics.best_mapping])
+@pytest.mark.parametrize(
+    "perm",
+    [[0.5, 1.0], [0, 0], [1, 2], [-1, 0], [0.0, 1.0], [True, False], [0, 1, 1], [[0], [1, 2]]],
+)
+def test_permutations_must_be_permutations(func, perm):
+    """An entry that is not a permutation of 0..len(p)-1 (fractional, repeated, out of range,
+    float, boolean, ragged) is refused, even after a valid one, instead of scoring a relabeling
+    that is not one-to-one."""
+    for perms in ([perm], [[1, 0], perm]):
+        with pytest.raises(ValueError, match="permutations must hold"):
+            func([0, 0, 1, 1], [0, 0, 1, 1], permutations=perms)
+
+
 def test_structured_loss_uses_the_admissible_relabeling():
     """Section 5.3 of the CLUHSIC paper: on a 3-chain, the reversed solution (b) costs 0, the
     misordered (d) costs the chain distance of its swapped clusters, though both have

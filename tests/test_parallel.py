@@ -18,7 +18,7 @@ from cvxclust.cli import main
 from cvxclust.cluhsic import CLUHSIC
 from cvxclust.parallel import parallel_backend, run_tasks
 from cvxclust.ssc import SemidefiniteSpectralClustering
-from cvxclust.sweep import read_spec
+from cvxclust.sweep import COLUMNS, read_spec
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 TIMING = {"time", "speedup", "seconds"}
@@ -214,6 +214,57 @@ def test_sweep_parquet_table_resumes(tmp_path):
 def test_sweep_bad_input(args, kwargs, error, match):
     with pytest.raises(error, match=match):
         sweep(*args, **kwargs)
+
+
+@pytest.mark.parametrize(("grid", "match"), [
+    ({"n_clusters": 2}, r"grid\['n_clusters'\] must be a non-empty list"),  # was "'int' object is not iterable"
+    ({"n_clusters": "23"}, r"grid\['n_clusters'\] must be a non-empty list"),
+    ({"n_clusters": []}, r"grid\['n_clusters'\] must be a non-empty list"),
+    ({"n_clusters": {2, 3}}, r"grid\['n_clusters'\] must be a non-empty list"),
+    ({"flaky": {"n_clusters": 2.0}}, r"grid\['flaky'\]\['n_clusters'\] must be a non-empty list"),
+])
+def test_sweep_grid_values_must_be_lists(grid, match):
+    FITS.clear()
+    with pytest.raises(ValueError, match=match):
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, grid, progress=False)
+    assert FITS == []
+
+
+def test_sweep_grid_values_as_tuples_ranges_and_arrays():
+    tables = [sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, {"n_clusters": values}, progress=False)
+              for values in ([2, 3], (2, 3), range(2, 4), np.array([2, 3]))]
+    for table in tables[1:]:  # numpy ints are numbers in the JSON of the parameters, not "np.int64(2)"
+        assert table[["params", "n_clusters", "accuracy"]].equals(tables[0][["params", "n_clusters", "accuracy"]])
+
+
+@pytest.mark.parametrize("progress", [1, 0, "yes", None])
+def test_sweep_progress_must_be_a_bool(progress):
+    with pytest.raises(ValueError, match="'progress' parameter of sweep must be a bool"):
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, progress=progress)
+
+
+@pytest.mark.parametrize(("content", "missing"), [
+    ("a,b\n1,2\n", r"it lacks the columns \['estimator', .*'error'\]"),  # was KeyError: 'error'
+    ("", ""),
+    (",".join(c for c in COLUMNS if c != "ari") + "\n", r"it lacks the columns \['ari'\]"),
+])
+def test_sweep_out_that_is_not_a_sweep_table(tmp_path, content, missing):
+    out = tmp_path / "b.csv"
+    out.write_text(content)
+    FITS.clear()
+    with pytest.raises(ValueError, match=r"^out '.*b\.csv' exists but is not a sweep table: " + missing):
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=out, progress=False)
+    assert FITS == [] and out.read_text() == content  # refused before any fit, the file untouched
+
+
+def test_sweep_out_in_a_missing_directory_is_refused_before_any_fit(tmp_path):
+    FITS.clear()
+    with pytest.raises(ValueError, match="out must be a file in an existing directory"):  # was pandas' OSError
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=tmp_path / "nope" / "t.csv", progress=False)
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(ValueError, match="out must be a file"):
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=tmp_path / "d.csv", progress=False)
+    assert FITS == []
 
 
 SPEC = """

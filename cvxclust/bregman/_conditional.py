@@ -43,7 +43,7 @@ import cvxpy as cp
 import numpy as np
 from scipy import special
 
-from .._checks import check_choice, check_data_matrix, check_n_clusters, check_positive
+from .._checks import check_choice, check_n_clusters, check_positive
 from .._relaxation import Relaxation, Result
 from ._conditional_gradient import ConditionalGradient, OmegaRegularized
 from ._omega import omega, omega_dual, omega_optimal_M
@@ -84,11 +84,12 @@ def set_data(relaxation, X, divergence, n_clusters, alpha, domain, W) -> None:
     """Check and set what the conditional and joint relaxations share: ``divergence``, the data
     ``X`` in its domain (a copy; ``t``, ``n``), ``n_clusters``, ``alpha`` and ``domain``."""
     relaxation.divergence = get_divergence(divergence, W=W)
-    relaxation.X = relaxation.divergence.check_domain(check_data_matrix(X, "X").copy(), "X")
-    relaxation.t, relaxation.n = relaxation.X.shape
-    relaxation.n_clusters = check_n_clusters(n_clusters, relaxation.t)
     check_positive(alpha, "alpha")
     relaxation.alpha = float(alpha)
+    # the variable T lives in the range of the transfer and the bound divides by alpha
+    relaxation.X = relaxation.divergence.check_data(X, weight=1.0 / relaxation.alpha, transfer=True).copy()
+    relaxation.t, relaxation.n = relaxation.X.shape
+    relaxation.n_clusters = check_n_clusters(n_clusters, relaxation.t)
     check_choice(domain, "domain", _DOMAINS)
     relaxation.domain = domain
 

@@ -72,7 +72,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from .._checks import check_data_matrix, check_n_clusters
+from .._checks import check_n_clusters
 from .._relaxation import Relaxation
 from ..kernels import center
 from ._problem import conditional_jc_problem
@@ -141,8 +141,7 @@ class ConditionalJC(Relaxation):
                 f"divergence {self.divergence.name!r} is not jointly convex, so D_F(X, M X) is not convex "
                 "in M and (10) is not a convex problem; use the conditional relaxation (15)/(17)"
             )
-        X = check_data_matrix(X, "X").copy()
-        self.X = self.divergence.check_domain(X, "X")
+        self.X = self.divergence.check_data(X).copy()
         self.t, self.n = self.X.shape
         self.n_clusters = check_n_clusters(n_clusters, self.t)
 

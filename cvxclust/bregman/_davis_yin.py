@@ -201,7 +201,8 @@ class DavisYin(M1Solver):
         # the figures of a check (computed only here: they cost as much as a simplex projection)
         state.r_primal = np.linalg.norm(step_W) / max(np.linalg.norm(M), np.linalg.norm(Z), 1e-300)
         Y = (V - Z) / gamma
-        state.r_dual = np.linalg.norm(Z - Z_prev) / max(gamma * np.linalg.norm(Y), 1e-300)
+        # gamma ||Y|| as ||V - Z||: Y scales like the squared data, and its norm would overflow
+        state.r_dual = np.linalg.norm(Z - Z_prev) / max(np.linalg.norm(V - Z), 1e-300)
         state.f_M = float(relax.row_objectives(MX).sum())
         # Y_M = (V - M) / gamma makes M = P_S(W) exactly optimal for f + <Y_M, .> over S
         state.multipliers = [(Y, Z), ((V - M) / gamma, None)]

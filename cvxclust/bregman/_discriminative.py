@@ -135,6 +135,7 @@ from .._checks import (
 )
 from .._relaxation import Relaxation, Result
 from ._conditional import check_point
+from ._divergence import check_magnitude
 from ._conditional_gradient import ConditionalGradient, OmegaRegularized
 from ._omega import omega, omega_dual, omega_optimal_M
 from ._problem import discriminative_problem
@@ -280,6 +281,8 @@ class Discriminative(Relaxation):
         self.n_clusters = check_n_clusters(n_clusters, self.t)
         check_positive(alpha, "alpha")
         self.alpha = float(alpha)
+        check_magnitude(self.X, "X", weight=1.0 / self.alpha,
+                        computations="the computations of the discriminative relaxation")
         check_choice(domain, "domain", _DOMAINS)
         self.domain = domain
         self._cache: tuple | None = None  # (V, tau, P, error) of the last offset solve

@@ -7,13 +7,45 @@ The divergences themselves, and the theory (conjugates, duality, joint convexity
 from __future__ import annotations
 
 import abc
+import math
 
 import cvxpy as cp
 import numpy as np
 
-from .._checks import as_finite_array
+from .._checks import as_finite_array, check_data_matrix
 
-__all__ = ["Divergence"]
+__all__ = ["Divergence", "check_magnitude"]
+
+#: How far below the largest double the sum of the squared data, times the solver's weight, must
+#: stay: the solvers add several such terms, multiply them by constants and take norms of
+#: products (spectral norms, Gram matrices) that can exceed the sum of squares by such factors.
+_OVERFLOW_MARGIN = 1e6
+
+
+def check_magnitude(A: np.ndarray, name: str = "X", *, weight: float = 1.0, weight_name: str = "1/alpha",
+                    what: str = "", computations: str = "the solvers' computations") -> None:
+    r"""Raise unless the finite entries of ``A`` are small enough to be squared: the Bregman
+    solvers form Gram matrices, squared norms and quadratic divergences of the data (and of its
+    transfer), sum them over the entries and multiply them by weights such as ``1 / alpha``, so
+    ``max |a|^2 * A.size * weight`` must stay a factor 1e6 below the largest double.
+
+    ``what`` names the array checked when it is not ``name`` itself (``"transfer f(X)"``); the
+    message names ``name`` either way, ``computations`` (whose computations overflow) and
+    ``weight_name`` (what ``weight`` is, when above 1).
+    """
+    finite = np.abs(A[np.isfinite(A)])
+    if finite.size == 0:
+        return
+    largest = float(finite.max())
+    weight = max(float(weight), 1.0)
+    limit = math.sqrt(np.finfo(float).max / (A.size * weight * _OVERFLOW_MARGIN))
+    if largest > limit:
+        subject = f"{name}'s {what}" if what else name
+        times = f" times {weight_name} = {weight:.3g}" if weight > 1.0 else ""
+        raise ValueError(
+            f"{subject} has entries of magnitude up to {largest:.3g}, which overflow {computations}: they "
+            f"square the entries and sum the squares over the {' x '.join(map(str, A.shape))} data{times}, "
+            f"which double precision cannot hold beyond {limit:.3g}; rescale {name} (e.g. to unit variance)")
 
 
 def _check_same_shape(X: np.ndarray, Y, x_name: str, y_name: str) -> None:
@@ -95,6 +127,23 @@ class Divergence(abc.ABC):
             divergence, nonpositive entries for Itakura-Saito).
         """
         return self._check_inside(X, name, self._in_domain, self._domain_text)
+
+    def check_data(self, X, name: str = "X", *, min_samples: int = 2, weight: float = 1.0,
+                   transfer: bool = False) -> np.ndarray:
+        """``X`` as data a solver can take: a finite 2-D float array with at least
+        ``min_samples`` rows (:func:`~cvxclust._checks.check_data_matrix`), in the domain of F
+        (:meth:`check_domain`) and small enough to square (:func:`check_magnitude` with
+        ``weight``; with ``transfer``, its transfer f(X) too, where finite, for the relaxations
+        whose variable lives in the range of f).  ``X`` itself when it already is a float64
+        array."""
+        X = self.check_domain(check_data_matrix(X, name, min_samples=min_samples), name)
+        computations = f"the computations of the {self.name} divergence"
+        check_magnitude(X, name, weight=weight, computations=computations)
+        if transfer:
+            with np.errstate(divide="ignore", over="ignore"):
+                check_magnitude(self._transfer(X), name, weight=weight, what="transfer f(X)",
+                                computations=computations)
+        return X
 
     def check_dual_domain(self, Y, name: str = "Y") -> np.ndarray:
         """Return ``Y`` as a float array after checking it lies in the domain of F* (the range

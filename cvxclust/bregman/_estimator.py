@@ -33,10 +33,9 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_non_negative
 
-from .._checks import check_data_matrix, check_labels, validate_X
+from .._checks import check_labels, check_random_state, validate_X
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, validate_parameters
 from ..solvers import POSITIVE
@@ -114,7 +113,7 @@ def hard_objective(X, divergence, labels, n_clusters: int, *, method: str = "con
                          "alpha": POSITIVE}, {"n_clusters": n_clusters, "method": method, "alpha": alpha},
                         "hard_objective")
     div = get_divergence(divergence)
-    X = div.check_domain(check_data_matrix(X, "X", min_samples=1), "X")
+    X = div.check_data(X, min_samples=1)
     if n_clusters > X.shape[0]:
         raise ValueError(f"n_clusters must be at most n_samples={X.shape[0]}, got {n_clusters}")
     labels = check_labels(labels, X.shape[0], n_clusters)
@@ -177,7 +176,7 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         (``tol=1e-3``, ``residual_tol=1e-3`` for ``"conditional-jc"``, ``tol=1e-4`` for the
         conditional-gradient methods: the rounding does not need the solvers' default certified
         gap of 1e-6).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the rounding repeats and the randomised SVDs of the conditional gradient.
 
     Attributes
@@ -299,7 +298,9 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         X = validate_X(self, X, dtype=np.float64)
         if isinstance(div, GeneralizedKL):
             check_non_negative(X, f"X (the {div.name} divergence needs nonnegative data)")
-        X = div.check_domain(X, "X")
+        # the relaxations of (17), (29), (33) divide by alpha, those of (17), (33) square the transfer
+        X = div.check_data(X, min_samples=1, weight=1.0 if self.method == "conditional-jc" else 1.0 / self.alpha,
+                           transfer=self.method in ("conditional", "joint"))
         t, d = X.shape[0], self.n_clusters
         if d > t:
             raise ValueError(f"n_clusters must be at most n_samples={t}, got {d}")

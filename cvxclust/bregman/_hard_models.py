@@ -58,9 +58,8 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import xlogy
-from sklearn.utils import check_random_state
 
-from .._checks import check_n_clusters, check_positive
+from .._checks import check_n_clusters, check_positive, check_random_state
 from .divergences import Divergence, ItakuraSaito, Mahalanobis, SquaredEuclidean, get_divergence
 
 __all__ = ["ConditionalModel", "HardModel", "JointModel", "conditional_centres", "random_partition"]

@@ -34,9 +34,8 @@ import dataclasses
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from .._checks import check_data_matrix, check_labels, check_n_clusters, check_positive
+from .._checks import check_labels, check_n_clusters, check_positive, check_random_state
 from ..parameters import Interval, validate_parameters
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
@@ -181,7 +180,7 @@ def _alternate(method, model_class, X, divergence, n_clusters, init, n_init, ref
         _PARAMETERS, {"n_init": n_init, "refine": refine, "tol": tol, "max_iter": max_iter,
                       "time_limit": time_limit, "random_state": random_state}, method)
     div = get_divergence(divergence)
-    X = div.check_domain(check_data_matrix(X, "X"), "X")
+    X = div.check_data(X)
     k = check_n_clusters(n_clusters, X.shape[0])
     if init is not None:
         if n_init != 1:
@@ -218,7 +217,7 @@ _HARD_DOC_PARAMS = """
         Iterations per run (one Y-step and one parameter step each, or one sweep of moves).
     time_limit : float > 0
         Wall seconds per run; a limit hit gives a ``ConvergenceWarning`` and that status.
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState instance, Generator or None
         Seeds the random restarts.
 
     Returns

@@ -61,9 +61,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse.linalg as spla
-from sklearn.utils import check_random_state
 
-from .._checks import check_choice, check_data_matrix, check_int_range, check_n_clusters
+from .._checks import check_choice, check_data_matrix, check_int_range, check_n_clusters, check_random_state
+from ..parameters import validate_parameter
 
 __all__ = [
     "omega",
@@ -330,7 +330,7 @@ def omega_dual(R, n_clusters: int, *, domain: str = "M3", svd_solver: str = "aut
         "full": thin LAPACK SVD; "arpack": :func:`scipy.sparse.linalg.svds` for the top ``d - 1``
         triplets (falls back to "full" when ``d - 1 >= min(t, n)`` or ARPACK does not converge);
         "auto": "arpack" only when ``min(t, n) >= 300`` and ``d - 1 <= min(t, n) / 10``.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seeds the ARPACK starting vector (the result does not depend on it beyond round-off).
 
     Returns
@@ -375,7 +375,7 @@ def omega_dual_subgradient(R, n_clusters: int, *, domain: str = "M3", svd_solver
     domain : {"M3", "M2"}, default="M3"
     svd_solver : {"auto", "full", "arpack"}, default="auto"
         See :func:`omega_dual`.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seeds the ARPACK starting vector.
     return_value : bool, default=False
         Also return :math:`\Omega_*(R)` (from the same SVD).
@@ -388,6 +388,7 @@ def omega_dual_subgradient(R, n_clusters: int, *, domain: str = "M3", svd_solver
         :math:`\Omega_*(R)`, only when ``return_value`` is True.
     """
     R, d = _check_matrix(R, "R", n_clusters, domain)
+    validate_parameter("random_state", random_state, ["random_state"], "omega_dual_subgradient")
     # G(cR) = G(R) and Omega_*(cR) = c Omega_*(R) for c > 0: scale first, as squares of tiny
     # entries (~1e-160) underflow to subnormals and lose their precision
     scale = _scale(R)

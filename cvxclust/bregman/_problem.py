@@ -70,7 +70,7 @@ def conditional_jc_problem(X, divergence, n_clusters: int) -> cp.Problem:
         d, ``2 <= d <= t``.
     """
     div = get_divergence(divergence)
-    X = div.check_domain(check_data_matrix(X, "X"), "X")
+    X = div.check_data(X)
     t = X.shape[0]
     d = check_n_clusters(n_clusters, t)
     M = cp.Variable((t, t), symmetric=True, name="X")
@@ -163,7 +163,7 @@ def conditional_problem(X, divergence, n_clusters: int, alpha: float, *, domain:
         ``"S"`` (n x n symmetric).
     """
     div = get_divergence(divergence)
-    X = div.check_domain(check_data_matrix(X, "X"), "X")
+    X = div.check_data(X)
     t, n = X.shape
     d = check_n_clusters(n_clusters, t)
     check_positive(alpha, "alpha")
@@ -249,7 +249,7 @@ def joint_problem(X, divergence, n_clusters: int, alpha: float, beta: float, *, 
         Variables ``"Z"`` (t x (1 + n), the primary variable ``[u, T]``), ``"M"``, ``"S"``.
     """
     div = get_divergence(divergence, W=W)
-    X = div.check_domain(check_data_matrix(X, "X"), "X")
+    X = div.check_data(X)
     t, n = X.shape
     d = check_n_clusters(n_clusters, t)
     check_positive(alpha, "alpha")

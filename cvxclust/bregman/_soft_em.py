@@ -15,9 +15,8 @@ from numbers import Integral
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.utils import check_random_state
 
-from .._checks import check_data_matrix, check_n_clusters
+from .._checks import check_n_clusters, check_random_state
 from ..parameters import Interval, validate_parameters
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
@@ -123,7 +122,7 @@ def soft_bregman_em(X, divergence, n_clusters: int, *, n_init: int = 20, tol: fl
     max_iter : int >= 1
     time_limit : float > 0
         Per restart.
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState instance, Generator or None
 
     Returns
     -------
@@ -147,7 +146,7 @@ def soft_bregman_em(X, divergence, n_clusters: int, *, n_init: int = 20, tol: fl
                                                 "time_limit": time_limit, "random_state": random_state},
                                   "soft_bregman_em")
     div = get_divergence(divergence)
-    X = div.check_domain(check_data_matrix(X, "X"), "X")
+    X = div.check_data(X)
     k = check_n_clusters(n_clusters, X.shape[0])
     rng = check_random_state(random_state)
     del options["n_init"], options["random_state"]

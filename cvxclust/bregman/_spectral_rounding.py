@@ -16,9 +16,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.preprocessing import normalize
-from sklearn.utils import check_random_state
 
-from .._checks import check_n_clusters, check_square_matrix
+from .._checks import check_n_clusters, check_random_state, check_square_matrix
 from ..parameters import Interval, validate_parameters
 from ..result import Result
 from ..rounding import spectral_embedding
@@ -63,7 +62,7 @@ def round_equivalence(M, n_clusters: int, *, n_init: int = 10, random_state=None
         d, between 2 and t.
     n_init : int >= 1
         Number of repeats (10 in the paper).
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState instance, Generator or None
         Seeds the repeats.
     score : callable, optional
         ``score(labels) -> float``, lower is better.

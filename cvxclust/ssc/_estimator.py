@@ -6,12 +6,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils import check_random_state
 
-from .._checks import validate_X
+from .._checks import check_random_state, validate_X
 from ..kernels import affinity, median_distance
 from ..linalg import blas_threads
-from ..parameters import Interval, Options, validate_parameter, validate_parameters
+from ..parameters import Interval, InvalidParameterError, Options, validate_parameter, validate_parameters
 from ..rounding import round_labels
 from ._normalize import NORMALIZATIONS, RELAXATIONS, normalize
 
@@ -53,8 +52,10 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         generic solver :func:`cvxclust.solve`.
     method : str, default="auto"
         Solver of the relaxations: ``"auto"`` or a method of :class:`FrobeniusPSD`, :class:`PengWei`
-        (``"frobenius-psd"``) or :class:`FrobeniusDS` (``"frobenius"``).  Ignored by the
-        closed-form normalizations.
+        (``"frobenius-psd"``) or :class:`FrobeniusDS` (``"frobenius"``).  The closed-form
+        normalizations (``"none"``, ``"ratio-cut"``, ``"normalized-cut"``) have no solver: with
+        them ``method`` must stay ``"auto"``, and any other value raises a ``ValueError`` naming
+        ``method`` and ``normalization`` at fit rather than being ignored.
     solver_options : dict, default=None
         Options of that solver (``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ...),
         or of ``"normalized-cut"`` (``iterate``, ``max_iter``, ``tol``).
@@ -63,7 +64,7 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         times keeping the best objective.
     n_init : int, default=10
         Restarts of the spectral step.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seed of the spectral step's restarts.
 
     Attributes
@@ -140,6 +141,11 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         if relaxation is not None:
             # the registry can grow: the valid methods are those registered now
             validate_parameter("method", params["method"], [Options("auto", *relaxation.methods())], name)
+        elif params["method"] != "auto":  # a solver named for a closed form would be silently unused
+            raise InvalidParameterError(
+                f"The 'method' parameter of {name} chooses the solver of the normalizations solved as "
+                f"relaxations ({', '.join(map(repr, RELAXATIONS))}); normalization={params['normalization']!r} is "
+                f"a closed form with no solver, so method must be 'auto'. Got method={params['method']!r} instead.")
         return params
 
     def _affinity(self, X, params) -> np.ndarray:

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from cvxclust.bregman import _estimator
+from cvxclust.bregman import _estimator, bregman_hard_clustering, soft_bregman_em
 
 from cvxclust.bregman._conditional import Conditional
 from cvxclust.bregman._conditional_jc import ConditionalJC
@@ -289,6 +289,48 @@ def test_bad_parameters_raise_value_error_naming_them(params, name):
 def test_data_outside_the_domain_raises_naming_X(divergence, X):
     with pytest.raises(ValueError, match="X"):
         BregmanClustering(3, method="conditional", divergence=divergence).fit(X)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_data_too_large_to_square_raises_naming_X(method):
+    """X * 1e200 overflowed inside the solvers ("A contains NaN or infinite entries", an
+    OverflowError, a LinAlgError): the squares of the data do not fit in a double."""
+    with pytest.raises(ValueError, match=r"^X has entries of magnitude up to \S*e\+200, which overflow the "
+                                         r"computations .* rescale X"):
+        BregmanClustering(2, method=method).fit(X_OK * 1e200)
+
+
+def test_data_whose_transfer_is_too_large_raises_naming_X():
+    """Itakura-Saito's transfer -1/x of tiny data overflows the conditional relaxations' squares."""
+    for method in ("conditional", "joint"):
+        with pytest.raises(ValueError, match=r"^X's transfer f\(X\) has entries .* rescale X"):
+            BregmanClustering(3, method=method, divergence="itakura-saito").fit((blobs()[0]["kl"] + 1.0) * 1e-200)
+
+
+def test_large_data_that_can_be_squared_is_still_clustered():
+    data, y = blobs()
+    est = BregmanClustering(3, random_state=0).fit(data["euclidean"] * 1e100)
+    assert accuracy(y, est.labels_) == 1.0
+
+
+@pytest.mark.parametrize("build", [
+    lambda X: ConditionalJC(X, "euclidean", 2), lambda X: Conditional(X, "euclidean", 2),
+    lambda X: Joint(X, "kl", 2), lambda X: Discriminative(X, 2),
+    lambda X: hard_objective(X, "euclidean", np.arange(len(X)) % 2, 2),
+    lambda X: bregman_hard_clustering(X, "euclidean", 2), lambda X: soft_bregman_em(X, "euclidean", 2),
+], ids=["ConditionalJC", "Conditional", "Joint", "Discriminative", "hard_objective", "bregman_hard_clustering",
+        "soft_bregman_em"])
+def test_every_entry_point_refuses_data_too_large_to_square(build):
+    with pytest.raises(ValueError, match=r"^X has entries of magnitude .* rescale X"):
+        build(np.abs(X_OK) * 1e200)
+
+
+@pytest.mark.parametrize("method", ["conditional-jc", "conditional"])
+def test_a_generator_seeds_the_estimator(method):
+    """The parameter table accepts a Generator; sklearn's check_random_state then refused it."""
+    data, y = blobs()
+    est = BregmanClustering(3, method=method, random_state=np.random.default_rng(0)).fit(data["euclidean"])
+    assert accuracy(y, est.labels_) == 1.0
 
 
 def test_itakura_saito_works_with_the_conditional_method():

@@ -327,6 +327,26 @@ def test_bad_options_raise_value_error():
         round_equivalence(np.eye(4), 2, score=3)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda X, **kw: bregman_hard_clustering(X, "euclidean", 3, **kw),
+    lambda X, **kw: conditional_hard_clustering(X, "euclidean", 3, alpha=0.1, **kw),
+    lambda X, **kw: joint_hard_clustering(X, "euclidean", 3, **kw),
+    lambda X, **kw: soft_bregman_em(X, "euclidean", 3, n_init=2, **kw),
+    lambda X, **kw: round_equivalence(equivalence_matrix(np.arange(len(X)) % 3, 3), 3, **kw),
+], ids=["bregman_hard_clustering", "conditional_hard_clustering", "joint_hard_clustering", "soft_bregman_em",
+        "round_equivalence"])
+def test_random_state_is_checked_by_the_project(fn):
+    """A Generator is accepted (it was refused by sklearn's check_random_state) and draws the
+    same as a RandomState on its bit generator; True is no seed."""
+    X = _data("euclidean")
+    def labels(result):
+        return result.X if isinstance(result, Result) and result.X.ndim == 1 else result.extras.get("labels", result.X)
+    assert np.array_equal(labels(fn(X, random_state=np.random.default_rng(5))),
+                          labels(fn(X, random_state=np.random.RandomState(np.random.default_rng(5).bit_generator))))
+    with pytest.raises(ValueError, match="'random_state' parameter"):
+        fn(X, random_state=True)
+
+
 def test_refine_escapes_a_lloyd_fixed_point():
     """A 1-D set where Lloyd stops at a fixed point that one re-fitted move improves."""
     X = np.array([[1.668], [2.881], [0.0], [1.209], [0.587], [0.369]])

@@ -355,6 +355,21 @@ def test_arpack_and_full_svd_agree():
     assert omega_dual(big, 4, random_state=1) == pytest.approx(omega_dual(big, 4, svd_solver="full"), rel=1e-12)
 
 
+@pytest.mark.parametrize("svd_solver", ["arpack", "full"])
+def test_omega_dual_random_state_is_the_projects(svd_solver):
+    """A Generator (documented) is accepted; True, a string or a negative seed raise naming
+    random_state, whichever solver (sklearn's check_random_state took True as a seed and
+    refused a Generator)."""
+    R = random_matrix(60, 40, 40, 5)
+    full = omega_dual(R, 5, svd_solver="full")
+    assert omega_dual(R, 5, svd_solver=svd_solver, random_state=np.random.default_rng(0)) == pytest.approx(
+        full, rel=1e-12)
+    for bad in (True, "seed", -1, 1.5):
+        for fn in (omega_dual, omega_dual_subgradient):
+            with pytest.raises(ValueError, match="'random_state' parameter"):
+                fn(R, 5, svd_solver=svd_solver, random_state=bad)
+
+
 # -- bad input ------------------------------------------------------------------------------------
 
 

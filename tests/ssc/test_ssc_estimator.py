@@ -140,6 +140,9 @@ def test_reproducible_with_random_state(assign_labels):
     rs = np.random.RandomState(3)
     c = SemidefiniteSpectralClustering(3, assign_labels=assign_labels, random_state=rs).fit(X)
     assert c.labels_.shape == (60,)
+    # a Generator, which the parameter table accepts, reached sklearn's check_random_state, which refused it
+    g = SemidefiniteSpectralClustering(3, assign_labels=assign_labels, random_state=np.random.default_rng(3)).fit(X)
+    assert g.labels_.shape == (60,)
 
 
 def test_method_and_solver_options_are_used():
@@ -191,6 +194,19 @@ def test_bad_parameters_raise_value_error_naming_them(params, name):
     est = SemidefiniteSpectralClustering(**{"n_clusters": 3, **params})
     with pytest.raises(ValueError, match=name):
         est.fit(X)
+
+
+@pytest.mark.parametrize("normalization", ["none", "ratio-cut", "normalized-cut"])
+@pytest.mark.parametrize("method", ["admm", "dual-newton", "nope"])
+def test_method_with_a_closed_form_normalization_raises_naming_both(normalization, method):
+    """A closed form has no solver: method='admm' with normalization='none' was silently ignored."""
+    X, _ = data("iris", 30)
+    est = SemidefiniteSpectralClustering(3, normalization=normalization, method=method)
+    with pytest.raises(ValueError, match=rf"'method' parameter.*normalization='{normalization}'.*"
+                                         rf"method must be 'auto'. Got method='{method}'"):
+        est.fit(X)
+    auto = SemidefiniteSpectralClustering(3, normalization=normalization, random_state=0).fit(X)
+    assert auto.result_ is None and auto.labels_.shape == (30,)
 
 
 def test_n_clusters_equal_to_n_samples_is_allowed():
