@@ -28,8 +28,10 @@ iteration after the same number of iterations.
 
 The penalty follows the two stopping figures rather than the primal and dual residuals: every
 ``adapt_every`` iterations (at a check) rho is doubled when the worst residual relative to
-``residual_tol`` exceeds ``mu`` times the certified gap relative to ``tol``, and halved in the
-opposite case.  A large rho enforces the consensus X = Y = Z quickly, a small one moves the
+``residual_tol`` exceeds ``mu`` times the certified gap relative to ``tol / 4``, and halved in
+the opposite case.  The gap's target is below ``tol`` because the best bound is kept for good
+while the multipliers, hence fresh bounds, hardly move once rho is large: the bound is settled
+first, then the residuals.  A large rho enforces the consensus X = Y = Z quickly, a small one moves the
 multipliers, hence the bound.  The state ``S`` (value plus scaled multiplier) changes meaning
 with rho, so the extrapolation memory restarts at each change; classic residual balancing
 (Boyd et al. 2011, 3.4.1) changes rho too often for the extrapolation, hence the long period.
@@ -64,6 +66,9 @@ from ._operator import AffineOperator
 from ._sdp import CLUHSICSDP
 
 __all__ = ["ADMM", "admm"]
+
+#: the fraction of ``tol`` the penalty balancing aims the certified gap at
+GAP_MARGIN = 0.25
 
 
 class ADMM(IterativeSolver):
@@ -164,8 +169,10 @@ class ADMM(IterativeSolver):
         """Move the state past the previous iteration: rebalance rho after a check of a
         balancing period, or take the (accelerated) fixed-point step."""
         if state.checked and iteration % self.adapt_every == 0:
-            # balance the two stopping figures, each against its tolerance
-            progress_primal, progress_gap = state.worst / self.residual_tol, state.gap / self.tol
+            # balance the two stopping figures, each against its target: the gap's is a quarter
+            # of tol because the best bound is kept while a raised penalty all but freezes the
+            # multipliers, so the bound must be good before the residuals are pushed down
+            progress_primal, progress_gap = state.worst / self.residual_tol, state.gap / (GAP_MARGIN * self.tol)
             if max(progress_primal, progress_gap) > self.mu * min(progress_primal, progress_gap):
                 state.rescale = 2.0 if progress_primal > progress_gap else 0.5
                 state.rho *= state.rescale

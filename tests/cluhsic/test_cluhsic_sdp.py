@@ -11,6 +11,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
+from cvxclust.cluhsic._admm import ADMM
 from cvxclust.cluhsic._objectives import objective, partition_matrix
 from cvxclust.cluhsic._operator import AffineOperator
 from cvxclust.cluhsic._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
@@ -276,6 +277,19 @@ def test_admm_warns_at_max_iter():
     assert result.iterations == 3
     assert result.dual_bound is not None and np.isfinite(result.dual_bound)
     assert result.X.shape == (20, 20)
+
+
+@pytest.mark.parametrize("gap_in_tol, expected", [(0.5, 0.5), (0.2, 1.0), (0.02, 2.0)])
+def test_admm_balancing_aims_the_gap_at_a_quarter_of_tol(gap_in_tol, expected):
+    """With the residuals just met (0.9 residual_tol), a certified gap of half tol still halves
+    the penalty (its target is tol / 4: the bound, kept for good, settles while rho is small);
+    within mu of a quarter of tol rho stays; far below it rho doubles for the residuals."""
+    solver = ADMM(CLUHSICSDP(*instance(8, 2)), mu=2.0, adapt_every=10)
+    state = solver.init_state()
+    solver.step(state, 0)
+    state.checked, state.gap, state.worst = True, gap_in_tol * solver.tol, 0.9 * solver.residual_tol
+    solver._advance(state, 10)
+    assert state.rho == expected * solver.rho
 
 
 def test_auto_dispatches_to_admm():
