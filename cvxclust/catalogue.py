@@ -55,7 +55,6 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from ._relaxation import REFERENCE_SOLVERS, Relaxation, Result
 from .parameters import validate_parameter
 from .solvers import POSITIVE, IterativeSolver
@@ -397,6 +396,7 @@ def run_instance(instance, methods: list[str] | None = None, reference_solver: s
         if not chosen:
             outcome["skipped"] = f"none of {list(methods)} is a method of {instance.relaxation.name}"
             return outcome
+
     def log(method: str, result: Result) -> None:
         """A line per finished solve; a method that raised also logs the end of its traceback."""
         if "traceback" in result.extras:

@@ -209,8 +209,8 @@ def validate(
     errors : {"raise", "record"}, default "raise"
         What an exception raised by a scalable method does: propagate, or fail that method's
         comparison (its status ``"error: <type>: <message>"``, a NaN objective, an infinite
-        residual and ``extras["traceback"]``) and go on with the next one.  An exception of the reference always propagates:
-        without it there is nothing to compare against.
+        residual and ``extras["traceback"]``) and go on with the next one.  An exception of the
+        reference always propagates: without it there is nothing to compare against.
     callback : callable, optional
         ``callback(method, result)`` after each solve, the reference's first (``method`` is
         ``"reference"``): a progress log for long validations.

@@ -29,10 +29,10 @@ iteration after the same number of iterations.
 The penalty follows the two stopping figures rather than the primal and dual residuals: every
 ``adapt_every`` iterations (at a check) rho is doubled when the worst residual relative to
 ``residual_tol`` exceeds ``mu`` times the certified gap relative to ``tol / 4``, and halved in
-the opposite case.  The gap's target is below ``tol`` because the best bound is kept for good
-while the multipliers, hence fresh bounds, hardly move once rho is large: the bound is settled
-first, then the residuals.  A large rho enforces the consensus X = Y = Z quickly, a small one moves the
-multipliers, hence the bound.  The state ``S`` (value plus scaled multiplier) changes meaning
+the opposite case.  A large rho enforces the consensus X = Y = Z quickly, a small one moves the
+multipliers, hence the bound.  The gap's target is below ``tol`` because the best bound is kept
+for good while the multipliers, hence fresh bounds, hardly move once rho is large: the bound is
+settled first, then the residuals.  The state ``S`` (value plus scaled multiplier) changes meaning
 with rho, so the extrapolation memory restarts at each change; classic residual balancing
 (Boyd et al. 2011, 3.4.1) changes rho too often for the extrapolation, hence the long period.
 With the cross entries fixed, this balancing needs fewer iterations than a fixed penalty.

@@ -67,6 +67,8 @@ class _NearestDoublyStochastic(Relaxation):
     def __init__(self, K):
         self.K = check_matrix(K, "K", min_size=2)
         self.n = self.K.shape[0]
+        # the rounding of the solvers' arithmetic with K's entries, which restore() allows for
+        self._K_rounding = 10 * np.finfo(float).eps * float(np.abs(self.K).max())
 
     def problem(self) -> cp.Problem:
         return nearest_doubly_stochastic(self.K, psd=self.psd)
@@ -119,7 +121,7 @@ class _NearestDoublyStochastic(Relaxation):
         """
         F = check_matrix(F, "F", self.n, symmetric=False)
         # rounding: of the sums of F's entries, and of the iterates' arithmetic with K's entries
-        tolerance = self.n * max(1e-9 * max(1.0, float(np.abs(F).max())), 10 * np.finfo(float).eps * float(np.abs(self.K).max()))
+        tolerance = self.n * max(1e-9 * max(1.0, float(np.abs(F).max())), self._K_rounding)
         if np.abs(F - F.T).max() > tolerance or np.abs(F.sum(axis=1) - 1.0).max() > tolerance:
             raise ValueError("F must be symmetric with unit row sums (up to rounding) for restore")
         N = np.maximum(-F, 0.0)

@@ -182,8 +182,8 @@ def test_bad_input_raises_naming_the_argument(name, arg, value):
     assert any(name_ in message for name_ in [arg, *others]), message
 
 
-@pytest.mark.parametrize("sizes", [np.array([2.0, 2.0, 2.0]) * (1 + 1j), np.ones((1, 1, 3)), np.ones((1, 3)), [2.0, 2.0],
-                                   np.array([2.0, np.nan, 2.0]), "abc", [[2.0], [2.0, 2.0]]])
+@pytest.mark.parametrize("sizes", [np.array([2.0, 2.0, 2.0]) * (1 + 1j), np.ones((1, 1, 3)), np.ones((1, 3)),
+                                   [2.0, 2.0], np.array([2.0, np.nan, 2.0]), "abc", [[2.0], [2.0, 2.0]]])
 def test_relaxation_output_kernel_refuses_bad_sizes_naming_them(sizes):
     """Complex sizes were cast to real with a ComplexWarning."""
     with pytest.raises(ValueError, match="^sizes"):
