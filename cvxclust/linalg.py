@@ -1,4 +1,5 @@
-"""Shared numerical pieces: projections onto the p.s.d. cone (full and partial)."""
+"""Shared numerical pieces: projections onto the p.s.d. cone (full and partial) and the simplex,
+and alternating projections between two sets."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from threadpoolctl import ThreadpoolController
 from ._checks import as_float_array, check_bool, check_int_range, check_square_matrix
 from .parameters import Interval, validate_parameter
 
-__all__ = ["project_psd", "project_simplex", "project_simplex_rows", "PSDProjector"]
+__all__ = ["alternating_projections", "project_psd", "project_simplex", "project_simplex_rows", "PSDProjector"]
 
 _controller: ThreadpoolController | None = None
 
@@ -98,6 +99,26 @@ def project_psd(A: np.ndarray) -> np.ndarray:
     keep = w > 0
     Vp = V[:, keep] * np.sqrt(w[keep])
     return Vp @ Vp.T
+
+
+def alternating_projections(start: np.ndarray, project, project_other, relaxation: float = 1.9):
+    r"""Relaxed alternating projections between two closed convex sets A and B: from ``start`` in
+    A, yields it and then the A point of every round
+
+    .. math:: W_+ = P_A\big(W + \lambda\,(P_B(W) - W)\big).
+
+    For ``lambda`` in (0, 2) the round is a composition of averaged operators whose fixed points
+    are ``A ∩ B`` (when it is not empty), so the points converge to a point of the intersection
+    near the start: each round leaves less violation of B for a final repair to remove.
+    Over-relaxing the projection onto B (``lambda`` near 2) about halves the rounds against
+    von Neumann's method (``lambda = 1``).  ``project`` and ``project_other`` are the two
+    projections (callables on arrays); the generator never ends, so the caller decides when
+    the points are good enough.
+    """
+    W = start
+    while True:
+        yield W
+        W = project(W + relaxation * (project_other(W) - W))
 
 
 def project_simplex(v: np.ndarray, total: float = 1.0) -> np.ndarray:

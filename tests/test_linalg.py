@@ -4,6 +4,8 @@ property tests (result p.s.d., idempotence, Moreau decomposition A = A_+ - (-A)_
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -263,3 +265,25 @@ def test_scipy_blas_threads_limits_only_scipys_own_blas_and_restores():
         assert counts() == before
     for path, n in inside.items():
         assert n == (min(1, before[path]) if is_scipys(path) else before[path])
+
+
+def test_alternating_projections_reach_the_intersection():
+    """Between a hyperplane and the nonnegative orthant: the start comes first, every point is in
+    the first set, the violation of the second vanishes, and no point of the intersection gets
+    farther (Fejer monotone), for the relaxed and the plain rounds alike."""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0.5, 1.5, 8)
+
+    def hyperplane(x):
+        return x - (a @ x - 1.0) / (a @ a) * a
+
+    start = hyperplane(rng.standard_normal(8))
+    inside = np.full(8, 1.0 / a.sum())  # in both sets
+    for relaxation in (1.0, 1.9):
+        points = list(itertools.islice(linalg.alternating_projections(start, hyperplane, lambda x: np.maximum(x, 0.0),
+                                                                      relaxation), 60))
+        assert points[0] is start
+        assert all(abs(a @ x - 1.0) <= 1e-12 for x in points)
+        distances = [np.linalg.norm(x - inside) for x in points]
+        assert all(b <= c + 1e-12 for c, b in zip(distances, distances[1:]))
+        assert -points[-1].min() <= 1e-8 < -points[0].min()

@@ -8,8 +8,8 @@ with ``J = 11'/t`` into an exactly feasible point of M1.  Mixing with J costs
 ``1/t``, so the gap of the restored point closes several times later than that of the
 (infeasible) M iterate against the bound.  Once the M-step iterate (in S) is within ``tol`` of
 the bound, checks therefore also *polish*: they restore the end point of (relaxed) alternating
-projections between M2 and S started from M (:func:`alternating_projections`), which converge
-to a point of M1 near M, so the negativity left for the mixing, and its cost, shrink with every
+projections between M2 and S started from M (:func:`cvxclust.linalg.alternating_projections`),
+which converge to a point of M1 near M, so the negativity left for the mixing, and its cost, shrink with every
 round (:class:`FeasiblePoint`, which also decides when a polish is worth its
 eigendecompositions).  What the polished point still loses is proportional to the primal
 residual ``||M - Z||``, so late in a solve the residual, not the bound, decides when the
@@ -35,13 +35,13 @@ from numbers import Integral
 
 import numpy as np
 
-from ..linalg import project_simplex_rows
+from ..linalg import alternating_projections, project_simplex_rows
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._conditional_jc import ConditionalJC
 from .sets import M2Projector
 
-__all__ = ["FeasiblePoint", "M1Solver", "alternating_projections"]
+__all__ = ["FeasiblePoint", "M1Solver"]
 
 
 class FeasiblePoint:
@@ -49,7 +49,8 @@ class FeasiblePoint:
 
     Each check restores the Z iterate (in M2).  Once the M iterate (in S) is within ``tol`` of
     the bound, a check may also *polish*: run relaxed alternating projections between M2 and S
-    from M (:func:`alternating_projections`), restoring their end point after every 5 rounds
+    from M (:func:`cvxclust.linalg.alternating_projections`), restoring their end point after every
+    5 rounds
     while that improves the objective by more than ``tol / 10`` (relative) and the point does
     not yet pass the gap test, up to ``rounds`` rounds.  The polished point is about the
     nearest point of M1 to M, and what it loses in objective is proportional to the primal
@@ -108,7 +109,9 @@ class FeasiblePoint:
         when the block gained less than ``tol / 10`` or when the objective rose."""
         relax, tol = self.relax, self.tol
         best, f_best = None, np.inf
-        for r, W in enumerate(alternating_projections(M, self.project), start=1):
+        # after the first, exact, projection the rounds are warm-started (a point of M2 all the same)
+        rounds = alternating_projections(self.project(M), self.project.approximate, project_simplex_rows)
+        for r, W in enumerate(rounds, start=1):
             if r % 5 == 0 or r == self.rounds:
                 X = relax.restore(W)
                 f_X = relax.objective(X)
@@ -120,22 +123,6 @@ class FeasiblePoint:
             if r == self.rounds:
                 break
         return best, f_best
-
-
-def alternating_projections(M: np.ndarray, project_M2, relaxation: float = 1.9):
-    """Relaxed alternating projections onto M2 and S from ``M`` in S: yields the M2 point of every
-    round ``W+ = P_M2(W + lambda (P_S(W) - W))``.  For ``lambda`` in (0, 2) the map is a
-    composition of averaged operators whose fixed points are ``M1 = S ∩ M2``, so the rounds
-    converge to a point of M1, which leaves less negativity for
-    :meth:`~cvxclust.bregman.ConditionalJC.restore` to mix away.  Over-relaxing the projection
-    onto S about halves the rounds against von Neumann's method (``lambda = 1``), and the limit
-    is no worse.  After the first round the projections are warm-started
-    (:meth:`~cvxclust.bregman.sets.M2Projector.approximate`): every yielded point is in M2 all
-    the same."""
-    W = project_M2(M)
-    while True:
-        yield W
-        W = project_M2.approximate(W + relaxation * (project_simplex_rows(W) - W))
 
 
 class M1Solver(IterativeSolver):

@@ -1,13 +1,15 @@
-"""Exactly feasible points near the generic solver's iterates (see :func:`restore`)."""
+"""Exactly feasible points near the generic solver's iterates (see :func:`restore` and
+:func:`polished`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..linalg import alternating_projections
 from .standard_form import StandardForm
 from .structure import Structure
 
-__all__ = ["restore"]
+__all__ = ["polished", "restore"]
 
 
 def restore(form: StandardForm, split: Structure, Z: np.ndarray) -> np.ndarray | None:
@@ -42,6 +44,28 @@ def restore(form: StandardForm, split: Structure, Z: np.ndarray) -> np.ndarray |
                     return X
             return None
     return _mix(form, Z, split.centre, 0.0)
+
+
+def polished(form: StandardForm, split: Structure, Z: np.ndarray):
+    """Exactly feasible points near ``Z`` (in S): the restored (:func:`restore`) point of every
+    round of relaxed alternating projections between S and the box started at ``Z``
+    (:func:`cvxclust.linalg.alternating_projections`; one projection onto S per round).
+
+    :func:`restore` repairs a violation of the box by mixing in a point of the interior, whose
+    entries may be small (``1/n`` for unit row sums): the repair costs the violation times
+    about n in objective.  The rounds converge to a point of the intersection near ``Z``, so
+    the violation left to repair, and its cost, shrink with every round, and what the point
+    still loses is of the order of its distance to ``Z``.  The generator stops where a round
+    cannot be restored; otherwise the caller decides when to stop.
+    """
+    rounds = alternating_projections(Z, split.spectral.project, lambda W: np.clip(W, form.L, form.U))
+    next(rounds)  # Z itself
+    for W in rounds:
+        X = restore(form, split, W)
+        if X is None:
+            return
+        yield X
+
 
 def _mix(form: StandardForm, A: np.ndarray, partner: np.ndarray, shift: float) -> np.ndarray | None:
     """``(1 - theta) A + theta partner`` for the smallest theta that satisfies the box and

@@ -37,7 +37,12 @@ solver says that no bound is available).  The ADMM multipliers (``Lambda = -rho 
 (:func:`cvxclust.generic.restoration.restore`: the box violations off the diagonal moved onto it,
 then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.structure`), so
 it is exactly feasible where such a centre exists, and the certified gap is that of a feasible
-point.  Elsewhere the residuals are reported as they are.
+point.  Elsewhere the residuals are reported as they are.  The mix costs the violation times
+the inverse of the centre's smallest entry (about n for unit row sums), so once the iterate is
+within ``tol`` of the bound a check may also *polish*: restore the points of relaxed alternating
+projections between S and the box started at the iterate
+(:func:`cvxclust.generic.restoration.polished`), which lose only about their distance to it.
+The best exactly feasible point of all checks is kept.
 
 References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
 Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
@@ -61,7 +66,7 @@ from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm, form_of
-from .restoration import restore
+from .restoration import polished, restore
 from .structure import structure
 
 __all__ = ["GenericSolver"]
@@ -98,6 +103,12 @@ class GenericSolver(IterativeSolver):
         without the cone (no eigendecomposition) until the relative fixed-point residual is below
         ``cone_free_tol``.  (With a linear objective the problem without the cone is a linear
         program, on which the splitting is slow: no such start.)
+    polish_rounds : int
+        Two-block case: at most this many rounds of alternating projections (one projection onto
+        S each) in a polish (module docstring); 0 turns polishing off.  A check polishes when
+        the iterate is within ``tol`` of the bound and, after the first polish, when the last
+        one's loss scaled by the primal residual's decrease could finish the solve, or the
+        residual fell tenfold.
     warm_start : Result or None
         A previous result of this solver (or any Result whose X has the right shape): its point,
         and its multipliers and penalty where they fit the problem, start the iteration (a
@@ -123,6 +134,7 @@ class GenericSolver(IterativeSolver):
         "cone_free_start": Param(True, ["boolean"]),
         "cone_free_tol": Param(1e-4, POSITIVE),
         "safeguard": Param(2.0, POSITIVE),
+        "polish_rounds": Param(20, [Interval(Integral, 0, None, closed="left")]),
         "warm_start": Param(None, [None, Result]),
     }
 
@@ -187,6 +199,8 @@ class GenericSolver(IterativeSolver):
             state.gram = (split.A @ split.A.T).tocsc()
             state.factor_key = None
         state.Z = None
+        state.feasible = None  # (X, objective): the best exactly feasible point of the checks
+        state.last_polish = None  # (primal residual, relative loss against the iterate) of the last polish
         if state.two_block and form.psd and form.c > 0 and self.cone_free_start and warm is None:
             self._cone_free_start(state)
         return state
@@ -433,6 +447,11 @@ class GenericSolver(IterativeSolver):
             if X is not None:
                 restored = form.objective(X)
                 certificate.figures["restored_objective"] = restored
+                self._keep(state, X, restored)
+                if relative_gap(state.feasible[1], best, self.gap_floor) > self.tol and \
+                        self._polish_due(state, certificate.objective, best):
+                    certificate.figures["polished_objective"] = self._polish(state, Z, certificate.objective, best)
+                X, restored = state.feasible
                 raw_worst = max(certificate.residuals.values(), default=0.0)
                 if relative_gap(restored, best, self.gap_floor) <= self.tol or raw_worst > self.residual_tol:
                     certificate = Certificate(X, fresh, restored, self._own_residuals(state, X, in_s=True),
@@ -440,6 +459,49 @@ class GenericSolver(IterativeSolver):
         if getattr(self.relaxation, "standard_form", None) is None:
             certificate.objective = None  # a relaxation other than the plain problem judges with its own
         return certificate
+
+    # -- the exactly feasible point ---------------------------------------------------------------
+    @staticmethod
+    def _excess(state, objective: float, reference: float) -> float:
+        """How much worse ``objective`` is than ``reference``, relative (negative: better)."""
+        excess = objective - reference if state.form.sense == "minimize" else reference - objective
+        return excess / max(abs(objective), abs(reference), _TINY)
+
+    def _keep(self, state, X: np.ndarray, objective: float) -> None:
+        if state.feasible is None or self._excess(state, objective, state.feasible[1]) < 0:
+            state.feasible = (X, objective)
+
+    def _polish_due(self, state, iterate_objective: float, bound: float) -> bool:
+        """Whether a polish could finish the solve (class docstring): the iterate is within tol of
+        the bound and, after the first polish, the primal residual has fallen enough since."""
+        if self.polish_rounds == 0:
+            return False
+        gap = self._excess(state, iterate_objective, bound)
+        if gap > self.tol:
+            return False
+        if state.last_polish is None:
+            return True
+        residual, loss = state.last_polish
+        shrink = state.r_primal / max(residual, _TINY)
+        return (gap + max(loss, 0.0) * shrink <= self.tol and shrink <= 0.95) or shrink <= 0.1
+
+    def _polish(self, state, Z: np.ndarray, iterate_objective: float, bound: float) -> float:
+        """Restore the rounds of :func:`~cvxclust.generic.restoration.polished` from the iterate Z
+        while they gain; keep the best; return its objective.  Stops when a point passes the gap
+        test, a round gains less than ``tol / 10`` or loses (each round removes violation but
+        moves away from Z), or after ``polish_rounds`` rounds."""
+        form, best = state.form, None
+        for r, X in enumerate(polished(form, state.split, Z), start=1):
+            objective = form.objective(X)
+            if best is not None and self._excess(state, objective, best) >= -0.1 * self.tol:
+                break
+            best = objective
+            self._keep(state, X, objective)
+            if relative_gap(objective, bound, self.gap_floor) <= self.tol or r == self.polish_rounds:
+                break
+        if best is not None:
+            state.last_polish = (state.r_primal, self._excess(state, best, iterate_objective))
+        return np.nan if best is None else best
 
     def extras(self, state):
         Lam = self._box_multiplier(state)

@@ -314,3 +314,25 @@ def test_a_tiny_or_zero_objective_is_certified_like_its_unit_scale(scale):
         assert scaled.objective == pytest.approx(scale * unit.objective, rel=1e-12)
     else:
         assert scaled.objective == 0.0 and scaled.dual_bound == 0.0
+
+
+def test_polishing_certifies_an_exactly_feasible_point_sooner():
+    """Peng-Wei on digits: the centre's entries are about 1/n, so restoring the iterate by mixing
+    costs about n times its negativity, and without polishing the solve ends on the unrestored
+    iterate (residuals at residual_tol).  Polishing certifies an exactly feasible point of the
+    same objective (Clarabel's) in fewer iterations."""
+    from cvxclust.datasets import load_dataset
+
+    X = load_dataset("digits", n_samples=40)[0] / 16.0
+    relaxation = PengWei(X @ X.T, 10)
+    plain = relaxation.solve("generic", tol=1e-6, residual_tol=1e-6, polish_rounds=0)
+    polished = relaxation.solve("generic", tol=1e-6, residual_tol=1e-6)
+    reference = relaxation.solve("reference", eps=1e-8)
+    assert plain.status == polished.status == reference.status == "optimal"
+    assert polished.iterations < plain.iterations
+    assert max(polished.residuals.values()) <= 1e-12 < max(plain.residuals.values())
+    assert any(np.isfinite(row.get("polished_objective", np.nan)) for row in polished.history)
+    assert not any("polished_objective" in row for row in plain.history)
+    assert polished.objective == pytest.approx(reference.objective, rel=2e-6)
+    assert polished.objective <= reference.objective + 1e-9 * abs(reference.objective)  # feasible: below the max
+    assert polished.dual_bound >= reference.objective - 1e-7 * abs(reference.objective)
