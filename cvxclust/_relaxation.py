@@ -268,8 +268,8 @@ def reference_solver_for(problem: cp.Problem) -> tuple[str, str | None]:
     note = (f"the reference uses SCS: Clarabel would need about {memory / 1e9:.0f} GB for p.s.d. cones of order "
             f"{max(orders)} (pass solver='CLARABEL' to insist)")
     if max(orders) > SCS_ORDER_WARNING:
-        note += (f"; SCS may itself take many minutes at this size: the scalable methods ('generic', or the "
-                 f"relaxation's own) solve it on the matrix")
+        note += ("; SCS may itself take many minutes at this size: the scalable methods ('generic', or the "
+                 "relaxation's own) solve it on the matrix")
     return "SCS", note
 
 

@@ -70,7 +70,7 @@ import numpy as np
 from .._checks import check_choice, check_int_range, check_n_clusters, check_positive
 from ..parameters import Interval, Options
 from ..result import Result
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import Certificate, IterativeSolver, Param
 from ._cg_steps import line_search, local_search_step
 from ._omega import omega, omega_dual_subgradient
 
