@@ -9,8 +9,8 @@ with ``J = 11'/t`` into an exactly feasible point of M1.  Mixing with J costs
 (infeasible) M iterate against the bound.  Once the M-step iterate (in S) is within ``tol`` of
 the bound, checks therefore also *polish*: they restore the end point of (relaxed) alternating
 projections between M2 and S started from M (:func:`cvxclust.linalg.alternating_projections`),
-which converge to a point of M1 near M, so the negativity left for the mixing, and its cost, shrink with every
-round (:class:`FeasiblePoint`, which also decides when a polish is worth its
+which converge to a point of M1 near M, so the negativity left for the mixing, and its cost,
+shrink with every round (:class:`FeasiblePoint`, which also decides when a polish is worth its
 eigendecompositions).  What the polished point still loses is proportional to the primal
 residual ``||M - Z||``, so late in a solve the residual, not the bound, decides when the
 solvers stop.
@@ -49,10 +49,9 @@ class FeasiblePoint:
 
     Each check restores the Z iterate (in M2).  Once the M iterate (in S) is within ``tol`` of
     the bound, a check may also *polish*: run relaxed alternating projections between M2 and S
-    from M (:func:`cvxclust.linalg.alternating_projections`), restoring their end point after every
-    5 rounds
-    while that improves the objective by more than ``tol / 10`` (relative) and the point does
-    not yet pass the gap test, up to ``rounds`` rounds.  The polished point is about the
+    from M (:func:`cvxclust.linalg.alternating_projections`), restoring their end point after
+    every 5 rounds while that improves the objective by more than ``tol / 10`` (relative) and
+    the point does not yet pass the gap test, up to ``rounds`` rounds.  The polished point is about the
     nearest point of M1 to M, and what it loses in objective is proportional to the primal
     residual ``||M - Z||``.  A polish costs an eigendecomposition per round (often a full one:
     at the optimum many eigenvalues of M are strictly between 0 and 1), so after the first it
