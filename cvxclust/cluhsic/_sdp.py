@@ -187,12 +187,23 @@ class CLUHSICSDP(Relaxation):
         cross entries ``((i, p), (j, p))``, i != j: every feasible Q vanishes there
         (``tr Q_[ij] = 0`` with ``Q_[ij] >= 0``), so ``<M, Q>`` does not depend on them and any
         values keep the bound valid (they are free multipliers of ``Q_cross = 0``).
+
+        Raises
+        ------
+        ValueError
+            Naming ``y``, ``Z``, ``C`` or ``cross`` if not finite and real or of the wrong shape,
+            ``Z`` if it has a negative entry.
         """
         op = self.operator
+        y = as_finite_array(y, "y", ndim=1)
+        if y.shape != op.b.shape:
+            raise ValueError(f"y must have {op.b.size} entries (one per affine constraint), got {y.size}")
+        square = (op.n, op.n)
+        Z, C, cross = (None if value is None else self._check_square(value, name, square)
+                       for value, name in ((Z, "Z"), (C, "C"), (cross, "cross")))
         M = (self.cost_matrix(op.index) if C is None else C).copy()
         op.add_adjoint(M, y, -1.0)
         if Z is not None:
-            Z = np.asarray(Z, dtype=float)
             if Z.min() < 0:
                 raise ValueError("Z must be entrywise nonnegative")
             M += (Z + Z.T) / 2
@@ -200,6 +211,13 @@ class CLUHSICSDP(Relaxation):
             M[op.cross_k, op.cross_l] = cross[op.cross_k, op.cross_l]
             M[op.cross_l, op.cross_k] = cross[op.cross_k, op.cross_l]
         return float(op.b @ y + self.c * _lambda_max(M))
+
+    @staticmethod
+    def _check_square(value, name: str, shape: tuple[int, int]) -> np.ndarray:
+        value = as_finite_array(value, name, ndim=2)
+        if value.shape != shape:
+            raise ValueError(f"{name} must have shape {shape} (the free indices), got {value.shape}")
+        return value
 
     def dual_bound_from_reference(self, problem: cp.Problem) -> float | None:
         """The upper bound :meth:`dual_value` from cvxpy's multipliers y of the affine

@@ -267,6 +267,24 @@ def test_dual_value_is_an_upper_bound_for_any_multiplier():
         relaxation.dual_value(y, -Z)
 
 
+@pytest.mark.parametrize("arguments,name", [
+    (lambda y, Z: (y[:-1], Z), "y"), (lambda y, Z: (y.astype(complex), Z), "y"), (lambda y, Z: (y * np.nan, Z), "y"),
+    (lambda y, Z: (y, Z[:-1]), "Z"), (lambda y, Z: (y, Z + 0j), "Z"),
+    (lambda y, Z: (y, np.where(Z > 1, np.inf, Z)), "Z"),
+])
+def test_dual_value_refuses_multipliers_it_cannot_use(arguments, name):
+    """A multiplier of the wrong length or shape, complex or not finite would give a wrong or NaN
+    bound (complex parts dropped with a warning, a short y broadcast): a ValueError naming it."""
+    K, A = instance(6, 2)
+    relaxation = CLUHSICSDP(K, A)
+    n = relaxation.operator.n
+    y, Z = np.ones(relaxation.operator.b.size), np.full((n, n), 2.0)
+    with pytest.raises(ValueError, match=name):
+        relaxation.dual_value(*arguments(y, Z))
+    with pytest.raises(ValueError, match="cross"):
+        relaxation.dual_value(y, Z, cross=np.zeros((n + 1, n + 1)))
+
+
 # -- stopping and inputs ----------------------------------------------------------------------------
 def test_admm_warns_at_max_iter():
     K, A = instance(10, 2)
