@@ -16,8 +16,9 @@ import dataclasses
 import numpy as np
 
 from .._checks import check_labels
+from .._hsic import trace_objective
 from ._heuristic_base import check_kernels
-from ._objectives import partition_matrix, trace_objective
+from ._objectives import partition_matrix
 from ._sdp import CLUHSICSDP
 
 __all__ = ["PartitionCertificate", "certify_partition", "AFFORDABLE_ORDER"]

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_float_array, check_bool, check_int_range, check_kernel, check_labels
+from .._hsic import trace_objective
 
-__all__ = ["as_partition_matrix", "hsic", "objective", "partition_matrix", "trace_objective"]
+__all__ = ["as_partition_matrix", "hsic", "objective", "partition_matrix"]
 
 
 def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np.ndarray:
@@ -77,12 +78,6 @@ def objective(K, A, P) -> float:
     if not np.all(np.isfinite(P)):
         raise ValueError("P contains NaN or infinite entries")
     return trace_objective(K, A, P)
-
-
-def trace_objective(K: np.ndarray, A: np.ndarray, P: np.ndarray) -> float:
-    """``tr(K P A P^T)`` of float arrays of matching shapes, unchecked: the CLUHSIC and CLUHSICAL
-    solvers call it on inputs checked at the door (it is not exported; users call :func:`objective`)."""
-    return float(np.sum((K @ P) * (P @ A)))
 
 
 def hsic(K, L, *, centered: bool = False) -> float:
