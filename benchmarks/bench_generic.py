@@ -115,8 +115,10 @@ def markdown(rows: list[dict]) -> str:
 def plot(rows, path):
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (problem, title) in zip(axes, [("peng-wei", "Peng-Wei SDP, digits"), ("ssc", "SSC (7), digits")]):
+    panels = [(problem, title) for problem, title in [("peng-wei", "Peng-Wei SDP, digits"), ("ssc", "SSC (7), digits")]
+              if any(r["problem"] == problem for r in rows)]  # a panel per problem measured
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+    for ax, (problem, title) in zip(axes[0], panels):
         mine = [r for r in rows if r["problem"] == problem]
         plot_times(ax, mine, dict.fromkeys(r["method"] for r in mine), title)
     fig.tight_layout()
