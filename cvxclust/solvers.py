@@ -46,7 +46,7 @@ from .linalg import blas_threads
 from .parameters import Interval, validate_parameter
 from .result import Result, relative_gap
 
-__all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "balance_penalty"]
+__all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "balance_penalty", "polish_due"]
 
 #: what each status of an iterative solver means
 STOP_REASONS = {
@@ -376,3 +376,25 @@ def balance_penalty(iteration: int, rho: float, U, r_primal: float, r_dual: floa
         if r_dual > mu * r_primal:
             return rho / 2.0, U * 2.0
     return rho, U
+
+
+def polish_due(gap: float, residual: float, last: tuple[float, float] | None, tol: float) -> bool:
+    """Whether a check should polish its iterate into a feasible point (alternating projections,
+    :func:`cvxclust.linalg.alternating_projections`, an eigendecomposition per round).
+
+    ``gap`` is the iterate's signed relative gap to the bound (negative: past it), ``residual``
+    its primal residual, ``last`` the ``(residual, relative loss of the polished point against
+    its iterate)`` of the last polish (None before the first).  A polish loses about in
+    proportion to the residual, so it is due when the iterate is within ``tol`` of the bound
+    and, after the first, when the last loss scaled by the residual's fall since could finish
+    the solve (and the residual fell 5%), or, to recalibrate, when the residual fell tenfold.
+    Polishing whenever the residual halved would spend much of a solve in polishes that cannot
+    finish it.
+    """
+    if gap > tol:
+        return False
+    if last is None:
+        return True
+    last_residual, loss = last
+    shrink = residual / max(last_residual, 1e-300)
+    return (gap + max(loss, 0.0) * shrink <= tol and shrink <= 0.95) or shrink <= 0.1

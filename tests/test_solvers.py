@@ -19,7 +19,7 @@ from cvxclust import Relaxation, Result
 from cvxclust.kernels import rbf
 from cvxclust.parameters import InvalidParameterError, Interval, Options, validate_parameter, validate_parameters
 from cvxclust.result import relative_gap
-from cvxclust.solvers import STOP_REASONS, Certificate, IterativeSolver, Param
+from cvxclust.solvers import STOP_REASONS, Certificate, IterativeSolver, Param, polish_due
 from cvxclust.ssc import FrobeniusPSD
 from cvxclust.ssc._admm import ADMM
 
@@ -300,3 +300,16 @@ def test_a_solver_instance_runs_again_from_scratch():
     first, second = solver.run(), solver.run()
     assert first.status == second.status == "optimal"
     assert first.iterations == second.iterations and len(second.history) == second.iterations
+
+
+def test_polish_due_follows_the_residual():
+    """A polish is due once the iterate is within tol of the bound; after one, when its loss scaled
+    by the residual's fall could finish the solve, or the residual fell tenfold; not otherwise."""
+    tol = 1e-4
+    assert not polish_due(2e-4, 1e-3, None, tol)  # the iterate itself is too far from the bound
+    assert polish_due(5e-5, 1e-3, None, tol)  # the first polish
+    last = (1e-3, 2e-4)  # lost 2e-4 at residual 1e-3
+    assert not polish_due(5e-5, 9e-4, last, tol)  # 5e-5 + 2e-4 * 0.9 > tol
+    assert polish_due(5e-5, 2e-4, last, tol)  # 5e-5 + 2e-4 * 0.2 <= tol
+    assert not polish_due(-1e-3, 9.9e-4, (1e-3, 0.0), tol)  # finishing, but the residual hardly fell
+    assert polish_due(9e-5, 1e-4, (1e-3, 1.0), tol)  # the residual fell tenfold: recalibrate

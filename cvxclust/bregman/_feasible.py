@@ -37,7 +37,7 @@ import numpy as np
 
 from ..linalg import alternating_projections, project_simplex_rows
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from ._conditional_jc import ConditionalJC
 from .sets import M2Projector
 
@@ -51,14 +51,11 @@ class FeasiblePoint:
     the bound, a check may also *polish*: run relaxed alternating projections between M2 and S
     from M (:func:`cvxclust.linalg.alternating_projections`), restoring their end point after
     every 5 rounds while that improves the objective by more than ``tol / 10`` (relative) and
-    the point does not yet pass the gap test, up to ``rounds`` rounds.  The polished point is about the
-    nearest point of M1 to M, and what it loses in objective is proportional to the primal
-    residual ``||M - Z||``.  A polish costs an eigendecomposition per round (often a full one:
-    at the optimum many eigenvalues of M are strictly between 0 and 1), so after the first it
-    runs only when it can finish the solve: when the M gap plus the last loss, scaled by the
-    residual, is below ``tol`` (and the residual fell 5% since), or, to recalibrate, when the
-    residual fell tenfold since.  Polishing whenever the residual halved would spend much of a
-    solve in polishes that cannot finish it.
+    the point does not yet pass the gap test, up to ``rounds`` rounds.  The polished point is
+    about the nearest point of M1 to M, and what it loses in objective is proportional to the
+    primal residual ``||M - Z||``.  A polish costs an eigendecomposition per round (often a full
+    one: at the optimum many eigenvalues of M are strictly between 0 and 1), so after the first
+    it runs only when it can finish the solve (:func:`cvxclust.solvers.polish_due`).
     """
 
     def __init__(self, relax: ConditionalJC, tol: float, rounds: int, partial_eig: bool):
@@ -86,7 +83,7 @@ class FeasiblePoint:
         f_X = self.restore(Z)
         figures = {}
         gap_M = (f_M - bound) / max(abs(f_M), 1e-300)  # signed: M below the bound is fine
-        if self.rounds and gap_M <= self.tol and self._due(gap_M, residual):
+        if self.rounds and polish_due(gap_M, residual, self._last, self.tol):
             X_p, f_p = self._polish(M, bound)
             figures["polished_objective"] = f_p
             self._last = (residual, (f_p - f_M) / max(abs(f_M), 1e-300))
@@ -94,13 +91,6 @@ class FeasiblePoint:
             f_X = min(f_X, f_p)
         figures["restored_objective"] = f_X
         return figures
-
-    def _due(self, gap_M: float, residual: float) -> bool:
-        if self._last is None:
-            return True
-        last_residual, loss = self._last
-        shrink = residual / max(last_residual, 1e-300)
-        return (gap_M + max(loss, 0.0) * shrink <= self.tol and shrink <= 0.95) or shrink <= 0.1
 
     def _polish(self, M: np.ndarray, bound: float) -> tuple[np.ndarray, float]:
         """The best restored point of the alternating projections from M and its objective.

@@ -32,7 +32,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg as sla
 
-from .._checks import as_finite_array, check_square_matrix
+from .._checks import as_finite_array
 from .._relaxation import Relaxation
 from ._operator import AffineOperator
 from ._problem import check_sdp_inputs, cluhsic_sdp_problem
@@ -132,11 +132,8 @@ class CLUHSICSDP(Relaxation):
 
     def _check_Q(self, Q) -> np.ndarray:
         """``Q`` as a finite real (mc, mc) float array (not symmetrised), or a ValueError naming it."""
-        Q = check_square_matrix(Q, "Q", symmetric=False)
         n = self.m * self.c
-        if Q.shape != (n, n):
-            raise ValueError(f"Q must have shape {(n, n)}, got {Q.shape}")
-        return Q
+        return self._check_square(Q, "Q", (n, n))
 
     def objective(self, Q) -> float:
         """``tr((A kron K) Q) = sum_ij A_ij <K, Q_[ij]>`` (5.23) for a finite (mc, mc) matrix Q;
@@ -191,8 +188,8 @@ class CLUHSICSDP(Relaxation):
         Raises
         ------
         ValueError
-            Naming ``y``, ``Z``, ``C`` or ``cross`` if not finite and real or of the wrong shape,
-            ``Z`` if it has a negative entry.
+            Naming ``y``, ``Z``, ``C`` or ``cross`` if not finite and real or of the wrong shape
+            (``Z``, ``C``, ``cross``: n x n on the free indices), ``Z`` if it has a negative entry.
         """
         op = self.operator
         y = as_finite_array(y, "y", ndim=1)
@@ -214,9 +211,10 @@ class CLUHSICSDP(Relaxation):
 
     @staticmethod
     def _check_square(value, name: str, shape: tuple[int, int]) -> np.ndarray:
+        """``value`` as a finite real float array of ``shape``, or a ValueError naming it."""
         value = as_finite_array(value, name, ndim=2)
         if value.shape != shape:
-            raise ValueError(f"{name} must have shape {shape} (the free indices), got {value.shape}")
+            raise ValueError(f"{name} must have shape {shape}, got {value.shape}")
         return value
 
     def dual_bound_from_reference(self, problem: cp.Problem) -> float | None:

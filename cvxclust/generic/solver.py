@@ -63,7 +63,7 @@ import scipy.sparse.linalg as spla
 from ..acceleration import AndersonAccelerator
 from ..parameters import Interval
 from ..result import Result, relative_gap
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm, form_of
 from .restoration import polished, restore
@@ -448,8 +448,9 @@ class GenericSolver(IterativeSolver):
                 restored = form.objective(X)
                 certificate.figures["restored_objective"] = restored
                 self._keep(state, X, restored)
-                if relative_gap(state.feasible[1], best, self.gap_floor) > self.tol and \
-                        self._polish_due(state, certificate.objective, best):
+                if self.polish_rounds and relative_gap(state.feasible[1], best, self.gap_floor) > self.tol and \
+                        polish_due(self._excess(state, certificate.objective, best), state.r_primal,
+                                   state.last_polish, self.tol):
                     certificate.figures["polished_objective"] = self._polish(state, Z, certificate.objective, best)
                 X, restored = state.feasible
                 raw_worst = max(certificate.residuals.values(), default=0.0)
@@ -470,20 +471,6 @@ class GenericSolver(IterativeSolver):
     def _keep(self, state, X: np.ndarray, objective: float) -> None:
         if state.feasible is None or self._excess(state, objective, state.feasible[1]) < 0:
             state.feasible = (X, objective)
-
-    def _polish_due(self, state, iterate_objective: float, bound: float) -> bool:
-        """Whether a polish could finish the solve (class docstring): the iterate is within tol of
-        the bound and, after the first polish, the primal residual has fallen enough since."""
-        if self.polish_rounds == 0:
-            return False
-        gap = self._excess(state, iterate_objective, bound)
-        if gap > self.tol:
-            return False
-        if state.last_polish is None:
-            return True
-        residual, loss = state.last_polish
-        shrink = state.r_primal / max(residual, _TINY)
-        return (gap + max(loss, 0.0) * shrink <= self.tol and shrink <= 0.95) or shrink <= 0.1
 
     def _polish(self, state, Z: np.ndarray, iterate_objective: float, bound: float) -> float:
         """Restore the rounds of :func:`~cvxclust.generic.restoration.polished` from the iterate Z
