@@ -65,7 +65,7 @@ def sdp_case(m: int, method: str, time_limit: float) -> dict:
 
 def lowrank_case(m: int, time_limit: float, options: dict) -> dict:
     from cvxclust.cluhsic import lowrank, objective, partition_matrix, round_lowrank
-    from cvxclust.cluhsic._lowrank_start import initial_labels
+    from cvxclust.hsic._lowrank_start import initial_labels
     from cvxclust.datasets import load_dataset
     from cvxclust.kernels import center, rbf
     from cvxclust.metrics import nmi

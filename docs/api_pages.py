@@ -16,6 +16,7 @@ MODULES = [
     ("cvxclust.ssc", "Semidefinite spectral clustering"),
     ("cvxclust.cluhsic", "CLUHSIC: clustering with structured outputs"),
     ("cvxclust.cluhsical", "CLUHSICAL: CLUHSIC with a structured loss"),
+    ("cvxclust.hsic", "The HSIC problem both share (the rest of it under cvxclust.cluhsic)"),
     ("cvxclust.bregman", "Bregman-divergence clustering"),
     ("cvxclust.structures", "Output structures"),
     ("cvxclust.kernels", "Kernels"),

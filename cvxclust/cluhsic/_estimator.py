@@ -24,15 +24,25 @@ from .._local_search import best_refinement
 from ..linalg import blas_threads
 from ..parameters import Interval, Options
 from ..structures import check_output_kernel, output_kernel
-from ._certificate import AFFORDABLE_ORDER, PartitionCertificate, certify_partition
-from ._heuristics import cccp, greedy, nmf, spectral
-from ._lowrank import lowrank
-from ._objectives import objective, partition_matrix
-from ._refine import refine
-from ._rounding import round_best
-from ._sdp import CLUHSICSDP
+from ..hsic import (
+    CLUHSICSDP,
+    PartitionCertificate,
+    cccp,
+    certify_partition,
+    greedy,
+    lowrank,
+    nmf,
+    objective,
+    partition_matrix,
+    refine,
+    round_best,
+    spectral,
+)
 
 __all__ = ["CLUHSIC"]
+
+#: Largest order m c of the SDP (5.23) that ``certify="auto"`` solves.
+AFFORDABLE_ORDER = 200
 
 METHODS = ("greedy", "lowrank", "sdp", "spectral", "cccp", "nmf")
 HEURISTICS = {"greedy": greedy, "spectral": spectral, "cccp": cccp, "nmf": nmf}

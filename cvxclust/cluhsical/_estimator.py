@@ -20,8 +20,8 @@ from .._kernel_estimators import (
     resolve_structure,
     top_factor,
 )
-from ..cluhsic import CLUHSICSDP, lowrank, round_best
 from .._local_search import best_refinement
+from ..hsic import CLUHSICSDP, lowrank, round_best
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, validate_parameters
 from ..structures import LOSS_KINDS, check_loss_matrix, loss_matrix, output_kernel

@@ -35,7 +35,7 @@ from sklearn.utils import check_random_state
 from .._checks import check_labels
 from .._kernel_estimators import RANDOM_STATE
 from .._local_search import SweepSearch, best_of_starts, remove_point
-from ..cluhsic import greedy as cluhsic_greedy
+from ..hsic import greedy as trace_greedy
 from ..parameters import Interval, Options, validate_parameters
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
@@ -267,7 +267,7 @@ def search(K, A, loss, normalization, C: float, gamma: float, *, init, known, n_
     ``rng`` a RandomState; ``options`` are ``tol``, ``max_iter`` and ``time_limit``."""
     m, c = K.shape[0], A.shape[0]
     if normalization is None:
-        base = cluhsic_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, known=known,
+        base = trace_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, known=known,
                               n_init=n_init, random_state=rng, **options)
         labels = base.extras["labels"]
         return dataclasses.replace(base, X=augmented_partition(labels, loss, None), method=LocalSearch.method,

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from cvxclust.cluhsic._factor import AugmentedLagrangian, lowrank_objective, lowrank_residuals, restore_feasibility
-from cvxclust.cluhsic._lowrank import lowrank
+from cvxclust.hsic._factor import AugmentedLagrangian, lowrank_objective, lowrank_residuals, restore_feasibility
+from cvxclust.hsic._lowrank import lowrank
 from cvxclust.cluhsic import align_clusters
-from cvxclust.cluhsic._objectives import objective as cluhsic_objective
-from cvxclust.cluhsic._objectives import partition_matrix
+from cvxclust.hsic._objectives import objective as cluhsic_objective
+from cvxclust.hsic._objectives import partition_matrix
 from cvxclust import Result
 from cvxclust.cluhsic import CLUHSICSDP
 from cvxclust.kernels import center, rbf

@@ -1,4 +1,4 @@
-"""What the heuristics of CLUHSIC share (see :mod:`cvxclust.cluhsic._heuristics`): the input
+"""What the heuristics of the HSIC problem share (see :mod:`cvxclust.hsic._heuristics`): the input
 checks, the k-means rounding, the :class:`~cvxclust.Result` for labels and the base of their
 iterations on the core loop."""
 
@@ -11,12 +11,11 @@ import numpy as np
 from sklearn.cluster import KMeans
 
 from .._checks import check_kernel, check_labels
-from .._hsic import trace_objective
 from ..parameters import Interval, validate_parameters
 from ..result import Result
 from ..solvers import IterativeSolver, Param
 from ..structures import check_output_kernel
-from ._objectives import partition_matrix
+from ._objectives import partition_matrix, trace_objective
 
 __all__ = ["HeuristicSolver", "check_kernels", "check_known", "kmeans_rows", "labels_result"]
 

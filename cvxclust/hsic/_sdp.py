@@ -16,8 +16,8 @@ Semi-supervised use (Section 6): a point p known to lie in cluster l has ``P[p, 
 every other cluster l', hence the rows (and, by symmetry, columns) ``(l', p)`` of Q vanish.
 
 Throughout, ``A(Q) = (tr Q_[ij] for i <= j, bdiag(Q) 1)`` is the affine operator of (5.23) with
-right-hand side ``b = (delta_ij for i <= j, 1_m)`` (:class:`~cvxclust.cluhsic._operator.AffineOperator`);
-``A*`` is its adjoint on symmetric matrices.  The scalable solver (:mod:`cvxclust.cluhsic._admm`)
+right-hand side ``b = (delta_ij for i <= j, 1_m)`` (:class:`~cvxclust.hsic._operator.AffineOperator`);
+``A*`` is its adjoint on symmetric matrices.  The scalable solver (:mod:`cvxclust.hsic._admm`)
 works on the principal submatrix of Q on the *free* indices (those not forced to zero by known
 labels): Q is p.s.d. and supported there iff that submatrix is p.s.d., so the known-label
 constraints hold exactly by construction.

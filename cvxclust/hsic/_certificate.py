@@ -16,15 +16,11 @@ import dataclasses
 import numpy as np
 
 from .._checks import check_labels
-from .._hsic import trace_objective
 from ._heuristic_base import check_kernels
-from ._objectives import partition_matrix
+from ._objectives import partition_matrix, trace_objective
 from ._sdp import CLUHSICSDP
 
-__all__ = ["PartitionCertificate", "certify_partition", "AFFORDABLE_ORDER"]
-
-#: Largest order m c of the SDP (5.23) that ``certify="auto"`` solves.
-AFFORDABLE_ORDER = 200
+__all__ = ["PartitionCertificate", "certify_partition"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,9 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_float_array, check_bool, check_int_range, check_kernel, check_labels
-from .._hsic import trace_objective
 
-__all__ = ["as_partition_matrix", "hsic", "objective", "partition_matrix"]
+__all__ = ["as_partition_matrix", "hsic", "objective", "partition_matrix", "trace_objective"]
+
+
+def trace_objective(K: np.ndarray, A: np.ndarray, P: np.ndarray) -> float:
+    """``tr(K P A P^T)`` of float arrays of matching shapes (K m x m, P m x c, A c x c), unchecked:
+    the solvers call it on inputs checked at the door (users call :func:`objective`).  Two
+    products with P, never an m x m output kernel."""
+    return float(np.sum((K @ P) * (P @ A)))
 
 
 def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np.ndarray:
@@ -36,8 +42,31 @@ def partition_matrix(labels, n_clusters: int, *, normalized: bool = False) -> np
 
 
 def as_partition_matrix(labels_or_Pi, m: int, c: int | None, name: str, *, normalized: bool = False) -> np.ndarray:
-    """The m x c partition matrix of labels (``c`` clusters, or ``max + 1`` if None), or a
-    finite real m x c matrix as given, or a ValueError naming ``name``."""
+    """A partition matrix from either of its two usual forms: labels or the matrix itself.
+
+    Parameters
+    ----------
+    labels_or_Pi : array-like of shape (m,) or (m, c)
+        Cluster labels in ``0..c-1`` (turned into :func:`partition_matrix` of ``c`` clusters,
+        or ``max + 1`` clusters if ``c`` is None), or a finite real m x c matrix, returned as
+        given (a relaxed partition matrix is allowed).
+    m, c : int, int or None
+        The number of points and of clusters (None: any number of columns).
+    name : str
+        The argument's name in error messages.
+    normalized : bool, default=False
+        For labels: return the normalized ``P = Pi (Pi^T Pi)^{-1/2}`` of (2.4).
+
+    Returns
+    -------
+    ndarray of shape (m, c)
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` for labels out of range or of the wrong length, or a matrix of the
+        wrong shape or with non-finite entries.
+    """
     try:
         ndim = np.ndim(labels_or_Pi)
     except ValueError:  # ragged nested sequences, refused below

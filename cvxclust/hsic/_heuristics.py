@@ -1,8 +1,8 @@
 r"""The non-SDP optimizers of CLUHSIC (2.3)/(2.4): greedy local search
-(:mod:`~cvxclust.cluhsic._greedy`), the spectral relaxation (Proposition 2) and the
-concave-convex procedure (4.16)-(4.17) (:mod:`~cvxclust.cluhsic._spectral`), and the NMF
-baseline (:mod:`~cvxclust.cluhsic._nmf`); their shared pieces are in
-:mod:`~cvxclust.cluhsic._heuristic_base`.
+(:mod:`~cvxclust.hsic._greedy`), the spectral relaxation (Proposition 2) and the
+concave-convex procedure (4.16)-(4.17) (:mod:`~cvxclust.hsic._spectral`), and the NMF
+baseline (:mod:`~cvxclust.hsic._nmf`); their shared pieces are in
+:mod:`~cvxclust.hsic._heuristic_base`.
 
 All of them maximize
 

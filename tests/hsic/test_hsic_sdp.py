@@ -1,4 +1,4 @@
-"""Tests of the SDP relaxation (5.23) of CLUHSIC and its ADMM solver (cvxclust.cluhsic._sdp)."""
+"""Tests of the SDP relaxation (5.23) of CLUHSIC and its ADMM solver (cvxclust.hsic._sdp)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from cvxclust.cluhsic._admm import ADMM
-from cvxclust.cluhsic._objectives import objective, partition_matrix
-from cvxclust.cluhsic._operator import AffineOperator
-from cvxclust.cluhsic._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
+from cvxclust.hsic._admm import ADMM
+from cvxclust.hsic._objectives import objective, partition_matrix
+from cvxclust.hsic._operator import AffineOperator
+from cvxclust.hsic._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
 from cvxclust.kernels import center, rbf
 
 REFERENCE = {"solver": "CLARABEL", "eps": 1e-8}

@@ -22,11 +22,10 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
 from .._checks import check_bool, check_int_range, check_labels
-from .._hsic import trace_objective
 from ..parameters import validate_parameter
 from ._greedy import greedy
 from ._heuristic_base import check_kernels, check_known
-from ._objectives import partition_matrix
+from ._objectives import partition_matrix, trace_objective
 
 __all__ = ["align_clusters", "refine"]
 

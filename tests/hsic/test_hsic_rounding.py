@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from cvxclust.cluhsic._lowrank import lowrank
-from cvxclust.cluhsic._objectives import partition_matrix
-from cvxclust.cluhsic._rounding import (
+from cvxclust.hsic._lowrank import lowrank
+from cvxclust.hsic._objectives import partition_matrix
+from cvxclust.hsic._rounding import (
     _stiefel,
     alternating_projection,
     round_best,

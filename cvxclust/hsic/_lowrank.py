@@ -14,7 +14,7 @@ large projection of ``Q`` on ``1 1^T`` (weight ``bias``, the paper's gamma) give
 
 where ``h(Y) = b`` collects the constraints (5.27) ``odiag(Y Y^T) = I`` and (5.29)
 ``bdiag(Y Y^T) 1 = 1`` (Lemmas 4 and 5), all computed on the blocks of Y
-(:mod:`~cvxclust.cluhsic._factor`, Section 5.2.2).
+(:mod:`~cvxclust.hsic._factor`, Section 5.2.2).
 
 The augmented Lagrangian, minimized over ``Y >= 0`` by L-BFGS-B for fixed multipliers ``y`` and
 penalty ``sigma``, is
@@ -41,7 +41,7 @@ Two further departures from the plain method make it scale:
   outer iterations, at ever larger penalties, than the first ones while the objective no longer
   moves.  Once an outer iterate is within ``restore_below`` of feasible and its objective has
   moved by at most ``restore_stall`` (relative) since the previous outer iteration,
-  :func:`~cvxclust.cluhsic._factor.restore_feasibility` gives every entry to the block where it
+  :func:`~cvxclust.hsic._factor.restore_feasibility` gives every entry to the block where it
   is largest and takes Gauss-Newton steps on that face to ``1e-3 residual_tol``; the restored
   factor is returned, at an objective indistinguishable from that of the full run.  When a
   limit stops the loop, the restoration is tried once more, so that the factor returned is
@@ -53,7 +53,7 @@ Two further departures from the plain method make it scale:
 
 The start is nonnegative with disjoint block supports (each entry ``(l, a)`` belongs to one
 cluster), so (5.27)'s off-diagonal constraints hold from the start, scaled to be nearly feasible
-(:mod:`~cvxclust.cluhsic._lowrank_start`).  With ``init="random"`` (the paper's start) each
+(:mod:`~cvxclust.hsic._lowrank_start`).  With ``init="random"`` (the paper's start) each
 entry's cluster is random; with ``init="spectral"`` (the default, a departure from the paper)
 every row belongs to the cluster of its point in the rounded spectral relaxation (Proposition
 2), relabelled to fit A, so ``Y Y^T`` starts near the lift of a good partition: from the random

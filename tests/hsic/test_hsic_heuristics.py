@@ -11,10 +11,10 @@ from sklearn.metrics import adjusted_rand_score
 
 from cvxclust import Result
 from cvxclust._local_search import labeling_statistics as _statistics
-from cvxclust.cluhsic._greedy import move_gains
-from cvxclust.cluhsic._heuristics import cccp, greedy, nmf, spectral
+from cvxclust.hsic._greedy import move_gains
+from cvxclust.hsic._heuristics import cccp, greedy, nmf, spectral
 import cvxclust.cluhsic
-from cvxclust.cluhsic._objectives import hsic, objective, partition_matrix
+from cvxclust.hsic._objectives import hsic, objective, partition_matrix
 from cvxclust.kernels import center, rbf
 
 CHAIN3 = np.array([[2.0, 1, 0], [1, 2, 1], [0, 1, 2]])  # p.d., eigenvalues 2 + sqrt2, 2, 2 - sqrt2
