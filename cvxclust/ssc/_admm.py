@@ -151,12 +151,11 @@ class ADMM(FrobeniusSolver):
         F = state.F
         # F is exactly symmetric with unit row sums (and p.s.d.); its one violation, tiny
         # negative entries, is removed by relaxation.restore at O(n^2) cost
-        try:
-            X = relaxation.restore(F)
-        except ValueError:  # the row sums drifted past rounding: K's entries are too large to restore
+        if not relaxation.restorable(F):  # the row sums drifted past rounding: K's entries are too large
             self.stall("the iterate's row sums are off by more than rounding (K's entries are too large to "
                        "restore a feasible point): its residuals are reported as they are")
             return Certificate(F, None, relaxation.objective(F))
+        X = relaxation.restore(F)
         restored = relaxation.objective(X)
         objective, negative = relaxation.objective(F), negativity(F)
         scale = max(abs(restored), 1e-300)

@@ -102,6 +102,16 @@ class _NearestDoublyStochastic(Relaxation):
         spectral splits); ``partial`` computes only the smaller side of the spectrum."""
         raise NotImplementedError
 
+    def restorable(self, F) -> bool:
+        """Whether :meth:`restore` applies to F: symmetric with unit row sums up to rounding (of
+        the sums of F's entries, and of an iterate's arithmetic with K's entries).
+
+        Raises ValueError naming F if it is not a finite (n, n) matrix.
+        """
+        F = check_matrix(F, "F", self.n, symmetric=False)
+        tolerance = self.n * max(1e-9 * max(1.0, float(np.abs(F).max())), self._K_rounding)
+        return bool(np.abs(F - F.T).max() <= tolerance and np.abs(F.sum(axis=1) - 1.0).max() <= tolerance)
+
     def restore(self, F: np.ndarray) -> np.ndarray:
         """An exactly feasible point near ``F``, for F exactly symmetric with unit row sums (and
         p.s.d. for (7)) whose only violation is small negative entries, as the iterates of the
@@ -117,13 +127,11 @@ class _NearestDoublyStochastic(Relaxation):
         further constraints override it.
 
         Raises ValueError naming F if it is not a finite (n, n) matrix, symmetric with unit row
-        sums up to rounding.
+        sums up to rounding (:meth:`restorable`).
         """
-        F = check_matrix(F, "F", self.n, symmetric=False)
-        # rounding: of the sums of F's entries, and of the iterates' arithmetic with K's entries
-        tolerance = self.n * max(1e-9 * max(1.0, float(np.abs(F).max())), self._K_rounding)
-        if np.abs(F - F.T).max() > tolerance or np.abs(F.sum(axis=1) - 1.0).max() > tolerance:
+        if not self.restorable(F):
             raise ValueError("F must be symmetric with unit row sums (up to rounding) for restore")
+        F = np.asarray(F, dtype=float)
         N = np.maximum(-F, 0.0)
         if not N.any():
             return F

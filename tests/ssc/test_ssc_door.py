@@ -132,12 +132,15 @@ def test_restore_refuses_a_point_outside_its_precondition(K):
     for cls in RELAXATIONS:
         relaxation = cls(K)
         far = np.full((n, n), 2.0 / n)  # symmetric, row sums 2
+        assert not relaxation.restorable(far)
         assert_refused(lambda: relaxation.restore(far), "F")
         skew = np.full((n, n), 1.0 / n)
         skew[0, 1] += 0.1
         skew[0, 0] -= 0.1  # row sums 1, not symmetric
+        assert not relaxation.restorable(skew)
         assert_refused(lambda: relaxation.restore(skew), "F")
         feasible = np.full((n, n), 1.0 / n)
+        assert relaxation.restorable(feasible)
         np.testing.assert_array_equal(relaxation.restore(feasible), feasible)
 
 
