@@ -46,7 +46,7 @@ from .._checks import (
     check_positive,
     check_square_matrix,
 )
-from ..hsic import trace_objective
+from ..hsic import objective as trace_objective  # tr(K Pi A Pi^T), its inputs checked
 from ..structures import check_loss_matrix, check_output_kernel
 from ._overflow import finite_result
 

@@ -22,7 +22,7 @@ from ._certificate import PartitionCertificate, certify_partition
 from ._factor import lowrank_objective, lowrank_residuals
 from ._heuristics import cccp, greedy, nmf, spectral
 from ._lowrank import LowRank, lowrank
-from ._objectives import as_partition_matrix, hsic, objective, partition_matrix, trace_objective
+from ._objectives import as_partition_matrix, hsic, objective, partition_matrix
 from ._refine import align_clusters, refine
 from ._rounding import alternating_projection, round_best, round_lowrank, round_sdp
 from ._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
@@ -53,5 +53,4 @@ __all__ = [
     "round_lowrank",
     "round_sdp",
     "spectral",
-    "trace_objective",
 ]
