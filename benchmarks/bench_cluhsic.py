@@ -11,14 +11,15 @@ SDP instances: the first 4 clusters of the rotating-object chain
 width, output kernel of ``chain(4)``.  SCS's ``eps`` bounds its own residuals, not the
 relaxation's, so SCS runs at its default (1e-4) and at tighter settings, to find the first one
 whose worst residual matches the ADMM's.  "in eigh": the time in units of one full
-``numpy.linalg.eigh`` of the mc x mc variable, timed in the same run.
+``numpy.linalg.eigh`` of the mc x mc variable, timed in the same run.  The figure follows the
+ADMM's certified gap and worst residual through its checks, beside where each SCS run ended.
 
 Low-rank instances: digits (m images, 10 classes), centred rbf kernel, ``chain(10)`` (the digits
 do not form a chain: these rows measure speed only); rank 10, ``bias`` 0.1 (the paper's gamma), the
 default start (the rounded spectral relaxation aligned to A, whose objective and NMI are
 reported beside), followed by the rounding of Section 5.3; at the largest size also with
 ``restore_stall=5e-3``, which stops sooner.  Every run is a process of its own
-(:func:`_harness.run_case`).  Writes ``benchmarks/results/cluhsic_speed.{md,json}``.
+(:func:`_harness.run_case`).  Writes ``benchmarks/results/cluhsic_speed.{md,json,png}``.
 """
 
 from __future__ import annotations
@@ -58,9 +59,13 @@ def sdp_case(m: int, method: str, time_limit: float) -> dict:
         else:
             solver, eps = ("CLARABEL", 1e-8) if method == "clarabel" else ("SCS", float(method[4:] or 1e-4))
             result = relaxation.solve("reference", solver=solver, eps=eps)
-    return {"time": result.time, "objective": result.objective, "dual_bound": result.dual_bound,
-            "relative_gap": result.relative_gap, "max_residual": result.max_residual,
-            "iterations": result.iterations, "status": result.status}
+    row = {"time": result.time, "objective": result.objective, "dual_bound": result.dual_bound,
+           "relative_gap": result.relative_gap, "max_residual": result.max_residual,
+           "iterations": result.iterations, "status": result.status}
+    if method == "admm":  # the checks' (time, certified gap, worst residual), for the figure
+        row["trace"] = [(h["time"], h["relative_gap"], h["max_residual"]) for h in result.history
+                        if h.get("relative_gap") is not None]
+    return row
 
 
 def lowrank_case(m: int, time_limit: float, options: dict) -> dict:
@@ -108,6 +113,41 @@ def compare(rows: list[dict], eigh: dict) -> None:
         r["eigh_time"] = eigh.get(r["m"])
         if r["eigh_time"] and np.isfinite(r.get("time", np.nan)):
             r["in_eigh"] = r["time"] / r["eigh_time"]
+
+
+def plot(sdp_rows, path) -> None:
+    """Per m: the ADMM's certified gap and worst residual at its checks against time, and where
+    each SCS run ended (its certified gap and worst residual), with the ADMM's two targets."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    sizes = sorted({r["m"] for r in sdp_rows if r.get("trace")})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.2), squeeze=False)
+    for ax, m in zip(axes[0], sizes):
+        group = [r for r in sdp_rows if r["m"] == m]
+        admm = next(r for r in group if r.get("trace"))
+        t, gap, residual = (np.array(v, dtype=float) for v in zip(*admm["trace"]))
+        ax.semilogy(t, gap, "C0-", label="ADMM certified gap")
+        ax.semilogy(t, residual, "C1-", label="ADMM worst residual")
+        for r in group:
+            if r["method"].startswith("scs") and np.isfinite(r.get("time", np.nan)):
+                eps = r["method"][4:] or "1e-4 (default)"
+                ax.semilogy(r["time"], r["relative_gap"], "C0o", mfc="none")
+                ax.semilogy(r["time"], r["max_residual"], "C1s", mfc="none")
+                ax.annotate(f"SCS {eps}", (r["time"], r["max_residual"]), textcoords="offset points",
+                            xytext=(4, 4), fontsize=7)
+        ax.axhline(1e-4, color="C0", ls=":", lw=1, label="tol (gap)")
+        ax.axhline(1e-5, color="C1", ls=":", lw=1, label="residual_tol")
+        ax.plot([], [], "ko", mfc="none", label="SCS: gap (o), residual (s)")
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("wall time (s)")
+        ax.set_title(f"SDP (5.23), m = {m}, c = 4")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def markdown(sdp_rows, lowrank_rows) -> str:
@@ -181,7 +221,8 @@ def main(argv=None) -> int:
     )
     table = markdown(sdp_rows, lowrank_rows)
     write_results(args.out, args.name, "CLUHSIC: the SDP (5.23) and the low-rank SDP (5.30)", description,
-                  table, {"options": options_record(args), "sdp": sdp_rows, "lowrank": lowrank_rows}, env)
+                  table, {"options": options_record(args), "sdp": sdp_rows, "lowrank": lowrank_rows}, env,
+                  plot=(lambda path: plot(sdp_rows, path)) if any(r.get("trace") for r in sdp_rows) else None)
     print(table)
     return 0
 
