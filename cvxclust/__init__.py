@@ -1,6 +1,7 @@
 """cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them."""
 
-from . import bregman, cluhsic, cluhsical, generic, hsic, kernels, metrics, parameters, rounding, solvers, ssc, structures
+from . import (bregman, cluhsic, cluhsical, generic, hsic, kernels, metrics, parameters, rounding, solvers, ssc,
+               structures)
 from .bregman import BregmanClustering
 from .cluhsic import CLUHSIC
 from .cluhsical import CLUHSICAL

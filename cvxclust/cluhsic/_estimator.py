@@ -73,7 +73,7 @@ class CLUHSIC(KernelClusterMixin):
     * ``"nmf"``: the nonnegative-matrix baseline of Table 1.
 
     With ``refine=True`` (default) the method's partition is then refined
-    (:func:`cvxclust.cluhsic.refine`): its clusters are placed on the structure by a quadratic
+    (:func:`cvxclust.hsic.refine`): its clusters are placed on the structure by a quadratic
     assignment over the c x c cluster kernel, then the greedy local search moves single points,
     in turn until neither raises the objective; the same refinement runs from ``refine_starts``
     structure-free starts (k-means runs on the kernel-PCA embedding of K, placed on the
@@ -121,7 +121,7 @@ class CLUHSIC(KernelClusterMixin):
         Number of structure-free starts of the refinement.
     certify : {"auto", True, False}, default="auto"
         Bound the returned partition's distance to the best one by the SDP (5.23)'s certified
-        upper bound (:func:`cvxclust.cluhsic.certify_partition`): always (True; the SDP has order
+        upper bound (:func:`cvxclust.hsic.certify_partition`): always (True; the SDP has order
         m c, and its cost grows steeply with it), never (False), or when ``m c <= 200`` ("auto").
         Normalized objective (2.4) only.
     random_state : int, RandomState or None

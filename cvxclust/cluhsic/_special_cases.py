@@ -26,7 +26,7 @@ from .._checks import (
     check_psd_eigenvalues,
     rounding_rtol,
 )
-from ..hsic import as_partition_matrix
+from .._trace import as_partition_matrix
 
 __all__ = ["diffrac_cost", "diffrac_kernel", "diskmeans_criterion", "diskmeans_kernel"]
 

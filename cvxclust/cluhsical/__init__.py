@@ -3,8 +3,9 @@
 Source: W. Zhong, W. Pan, J. T. Kwok, I. W. Tsang, "Incorporating the Loss Function into
 Discriminative Clustering of Structured Outputs", IEEE Transactions on Neural Networks, 2010;
 equation numbers in the docstrings are that paper's.  CLUHSICAL's objective has CLUHSIC's form
-with the loss-augmented partition matrix of (12), so this family reuses the optimizers of
-:mod:`cvxclust.cluhsic` (the unnormalized objective is CLUHSIC's with output kernel ``L A L^T``).
+with the loss-augmented partition matrix of (12), so this family reuses the optimizers of the
+HSIC problem, :mod:`cvxclust.hsic` (the unnormalized objective is CLUHSIC's with output kernel
+``L A L^T``).
 """
 
 from ._baselines import LINKAGES, hierarchical_agglomerative, hierarchical_kernel_kmeans, kernel_distances

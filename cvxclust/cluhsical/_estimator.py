@@ -60,9 +60,9 @@ class CLUHSICAL(KernelClusterMixin):
 
     * ``"greedy"`` (default): the paper's greedy local optimization from ``n_init`` random
       starts (:func:`cvxclust.cluhsical.greedy`);
-    * ``"lowrank"`` / ``"sdp"``: cluhsic's low-rank SDP (5.30) / exact SDP (5.23) with the output
+    * ``"lowrank"`` / ``"sdp"``: CLUHSIC's low-rank SDP (5.30) / exact SDP (5.23) with the output
       kernel :func:`relaxation_output_kernel` (exact on balanced partitions; beyond the paper),
-      rounded by :func:`cvxclust.cluhsic.round_best` and then polished by the greedy from the
+      rounded by :func:`cvxclust.hsic.round_best` and then polished by the greedy from the
       rounded labels, so that the result is a local optimum of the objective above.  ``"sdp"``
       forms an mc x mc matrix: small m only.
 
@@ -110,7 +110,7 @@ class CLUHSICAL(KernelClusterMixin):
     solver_options : dict, default=None
         Options of the method: for ``"greedy"`` those of :func:`cvxclust.cluhsical.greedy`
         (``tol``, ``max_iter``, ``time_limit``); for the relaxations those of
-        :func:`cvxclust.cluhsic.lowrank` (``rank``, ``bias``, ``residual_tol``, ...) or of the
+        :func:`cvxclust.hsic.lowrank` (``rank``, ``bias``, ``residual_tol``, ...) or of the
         SDP's solver (``tol``, ``residual_tol``, ``max_iter``, ...).
     refine : bool, default=True
         Refine the method's partition and the structure-free starts as described above; False
@@ -261,7 +261,7 @@ class CLUHSICAL(KernelClusterMixin):
         return self
 
     def _relax(self, K, A, loss, known, rng, options):
-        """Solve cluhsic's relaxation with the balanced-partition kernel B and round it."""
+        """Solve CLUHSIC's relaxation with the balanced-partition kernel B and round it."""
         m = K.shape[0]
         check_psd_kernel(K, self.affinity, self.method, options)
         B = relaxation_output_kernel(A, loss, self.normalization, n_samples=m)

@@ -6,7 +6,7 @@ the cluster with the largest objective, repeat until no assignment changes (Sect
 
 Unnormalized, :math:`\operatorname{tr}(K\tilde\Pi A\tilde\Pi^\top) =
 \operatorname{tr}(K\Pi\,LAL^\top\,\Pi^\top)` is CLUHSIC's (2) with output kernel
-:math:`LAL^\top`, so :func:`cvxclust.cluhsic.greedy` does it.  Normalized, the column
+:math:`LAL^\top`, so :func:`cvxclust.hsic.greedy` does it.  Normalized, the column
 normalizers depend on all cluster sizes (:math:`\nu = |L|^\top n` for l1), so moving one point
 rescales every column; the objective is still a function of c x c statistics only:
 
@@ -187,7 +187,7 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
 
     * ``normalization=None`` is CLUHSIC (2) with output kernel :math:`LAL^\top`
       (:func:`~cvxclust.cluhsical.equivalent_output_kernel`) and runs
-      :func:`cvxclust.cluhsic.greedy` on it (``normalized=False``); C and gamma are unused.
+      :func:`cvxclust.hsic.greedy` on it (``normalized=False``); C and gamma are unused.
       (The unnormalized (11) would add :math:`-\frac{C}{m}\|\tilde\Pi\|_1 =
       -\frac{2C}{m}\sum_i(\Delta\mathbf 1)_{y_i}`, a constant for the zero-one, ring and
       balanced-tree losses; it is not included.)
@@ -268,7 +268,7 @@ def search(K, A, loss, normalization, C: float, gamma: float, *, init, known, n_
     m, c = K.shape[0], A.shape[0]
     if normalization is None:
         base = trace_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, known=known,
-                              n_init=n_init, random_state=rng, **options)
+                            n_init=n_init, random_state=rng, **options)
         labels = base.extras["labels"]
         return dataclasses.replace(base, X=augmented_partition(labels, loss, None), method=LocalSearch.method,
                                    extras={"labels": labels})

@@ -1,5 +1,5 @@
 r"""The output kernels that hand CLUHSICAL to CLUHSIC's optimizers: :math:`L A L^\top` for the
-unnormalized objective (:func:`equivalent_output_kernel`), and the kernel that makes cluhsic's SDP
+unnormalized objective (:func:`equivalent_output_kernel`), and the kernel that makes CLUHSIC's SDP
 (5.23) and low-rank SDP (5.30) relax the normalized objectives on partitions of given cluster
 sizes (:func:`relaxation_output_kernel`).  :math:`L` is the loss transform of (12),
 :math:`\tilde\Pi = \Pi L` (:func:`~cvxclust.cluhsical.loss_transform`).
@@ -33,7 +33,7 @@ def equivalent_output_kernel(A, loss) -> np.ndarray:
     for every partition: CLUHSICAL without normalization is CLUHSIC (2) with output kernel
     :math:`A' = L A L^\top`, which is p.s.d. whenever A is (:math:`x^\top L A L^\top x =
     (L^\top x)^\top A (L^\top x)`) and symmetric even for an asymmetric loss.  Any optimizer of
-    (2) (greedy, cluhsic's SDP/low-rank on balanced partitions, see
+    (2) (greedy, CLUHSIC's SDP/low-rank on balanced partitions, see
     :func:`relaxation_output_kernel`) therefore optimizes unnormalized CLUHSICAL.
 
     **Corollary 1.** With the zero-one loss ``1 - I``, :math:`L = cI - \mathbf 1\mathbf 1^\top`
@@ -68,11 +68,11 @@ def equivalent_output_kernel(A, loss) -> np.ndarray:
 
 @finite_result("A, loss and sizes")
 def relaxation_output_kernel(A, loss, normalization=None, sizes=None, *, n_samples=None) -> np.ndarray:
-    r"""The output kernel B to hand to cluhsic's SDP (5.23) / low-rank (5.30) solvers so that
+    r"""The output kernel B to hand to CLUHSIC's SDP (5.23) / low-rank (5.30) solvers so that
     they relax CLUHSICAL — **exactly only on partitions with the cluster sizes** ``sizes``
     (balanced, :math:`n_k = m/c`, by default).
 
-    cluhsic's relaxations lift CLUHSIC's *normalized* partition matrix
+    CLUHSIC's relaxations (:mod:`cvxclust.hsic`) lift its *normalized* partition matrix
     :math:`P = \Pi D`, :math:`D = \operatorname{diag}(n)^{-1/2}`, so for every partition with
     sizes n their objective at the lift is :math:`\operatorname{tr}(K P B P^\top)`.  This
     function returns the B with

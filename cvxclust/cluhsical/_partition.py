@@ -30,8 +30,8 @@ output kernel A on the clusters:
 
 Because :math:`\tilde\Pi = \Pi L`, the unnormalized objective is CLUHSIC's unnormalized (2) with
 the output kernel :math:`L A L^\top`, and on partitions with fixed cluster sizes the normalized
-ones are CLUHSIC's normalized objective with a fixed kernel: the route to cluhsic's SDP and
-low-rank relaxations (:mod:`cvxclust.cluhsical._output_kernels`).
+ones are CLUHSIC's normalized objective with a fixed kernel: the route to CLUHSIC's SDP and
+low-rank relaxations in :mod:`cvxclust.hsic` (:mod:`cvxclust.cluhsical._output_kernels`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from .._checks import (
     check_positive,
     check_square_matrix,
 )
-from ..hsic import objective as trace_objective  # tr(K Pi A Pi^T), its inputs checked
+from .._trace import trace_objective
 from ..structures import check_loss_matrix, check_output_kernel
 from ._overflow import finite_result
 

@@ -10,7 +10,8 @@ kernel equivalent to its structured loss.  This package holds what the two share
 objectives, the heuristics (greedy local search, spectral and CCCP relaxations, NMF), the SDP
 relaxation (5.23) with its certified ADMM and the bound it gives a partition, the low-rank SDP
 (5.30), and the roundings of Section 5.3.  :mod:`cvxclust.cluhsic` re-exports all of it
-beside its estimator.
+beside its estimator.  The unchecked pieces both families call inside their loops (the trace
+itself, partition matrices from labels) are in a private core module, ``cvxclust._trace``.
 
 Reference: W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the
 CLUHSIC Algorithm", SIAM International Conference on Data Mining (SDM), 2010; equation numbers
@@ -22,7 +23,7 @@ from ._certificate import PartitionCertificate, certify_partition
 from ._factor import lowrank_objective, lowrank_residuals
 from ._heuristics import cccp, greedy, nmf, spectral
 from ._lowrank import LowRank, lowrank
-from ._objectives import as_partition_matrix, hsic, objective, partition_matrix
+from ._objectives import hsic, objective, partition_matrix
 from ._refine import align_clusters, refine
 from ._rounding import alternating_projection, round_best, round_lowrank, round_sdp
 from ._sdp import CLUHSICSDP, cluhsic_sdp_problem, lift
@@ -35,7 +36,6 @@ __all__ = [
     "admm",
     "align_clusters",
     "alternating_projection",
-    "as_partition_matrix",
     "cccp",
     "certify_partition",
     "cluhsic_sdp_problem",

@@ -40,12 +40,12 @@ With the cross entries fixed, this balancing needs fewer iterations than a fixed
 ``rho U <= 0`` (negative part of a p.s.d. projection) and ``rho V <= 0``; at a fixed point
 ``C - A*(y) = rho (U + V)``.  At every check the multiplier ``y = argmin ||C - rho U - rho V -
 A*(y)||`` with ``Z = -rho V >= 0`` or ``Z = max(rho U - C + A*(y), 0)`` (the better of the two)
-give the certified upper bound :meth:`~cvxclust.cluhsic.CLUHSICSDP.dual_value`
+give the certified upper bound :meth:`~cvxclust.hsic.CLUHSICSDP.dual_value`
 ``b^T y + c lambda_max(C - A*(y) + Z)``; the core keeps the smallest seen (every one is valid).
 
 The candidate is X (affine constraints and known rows exact, symmetric), embedded in the full
 mc x mc Q.  The loop, the stop test (certified relative gap below ``tol`` and worst residual of
-:meth:`~cvxclust.cluhsic.CLUHSICSDP.residuals` below ``residual_tol``), the certification at a
+:meth:`~cvxclust.hsic.CLUHSICSDP.residuals` below ``residual_tol``), the certification at a
 limit and the Result are those of :class:`cvxclust.solvers.IterativeSolver`.
 """
 
@@ -88,7 +88,7 @@ class ADMM(IterativeSolver):
         feasible to ``residual_tol`` the objective is then within about ``tol`` of the optimum
         (usually far closer, see the tests).
     residual_tol : float, default 1e-5
-        Worst relative residual (:meth:`~cvxclust.cluhsic.CLUHSICSDP.residuals`) to stop at.
+        Worst relative residual (:meth:`~cvxclust.hsic.CLUHSICSDP.residuals`) to stop at.
     max_iter, time_limit : int, float
         Limits (an iteration is one evaluation of the map: one p.s.d. projection).
     check_every : int, default 10

@@ -9,11 +9,11 @@ import numpy as np
 
 from .._checks import check_bool, check_int_range, check_labels, check_random_state
 from .._local_search import SweepSearch, best_of_starts, remove_point
+from .._trace import partition_matrix
 from ..parameters import Interval
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, Param
 from ._heuristic_base import HeuristicSolver, check_kernels, check_known, labels_result
-from ._objectives import partition_matrix
 
 __all__ = ["GreedySearch", "greedy", "move_gains"]
 

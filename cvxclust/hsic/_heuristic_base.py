@@ -11,11 +11,11 @@ import numpy as np
 from sklearn.cluster import KMeans
 
 from .._checks import check_kernel, check_labels
+from .._trace import partition_matrix, trace_objective
 from ..parameters import Interval, validate_parameters
 from ..result import Result
 from ..solvers import IterativeSolver, Param
 from ..structures import check_output_kernel
-from ._objectives import partition_matrix, trace_objective
 
 __all__ = ["HeuristicSolver", "check_kernels", "check_known", "kmeans_rows", "labels_result"]
 

@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from .._checks import check_bool, check_labels, check_random_state
+from .._trace import partition_matrix, trace_objective
 from ..parameters import Interval
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, Param
 from ._heuristic_base import HeuristicSolver, check_kernels, check_known, labels_result
-from ._objectives import partition_matrix, trace_objective
 
 __all__ = ["NMF", "nmf"]
 

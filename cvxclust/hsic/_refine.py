@@ -12,8 +12,9 @@ a quadratic assignment problem of order c, solved by 2-opt from the current labe
 random permutations (:func:`scipy.optimize.quadratic_assignment`).  The spectral relaxation
 ignores A (Proposition 2), so the low-rank solver's default start is aligned the same way.
 :func:`refine` alternates this placement with the greedy local search
-(:func:`cvxclust.cluhsic.greedy`) until neither raises the objective; the estimator runs it from
-the method's partition and from k-means partitions that ignore the structure.
+(:func:`cvxclust.hsic.greedy`) until neither raises the objective; the estimator
+:class:`~cvxclust.cluhsic.CLUHSIC` runs it from the method's partition and from k-means
+partitions that ignore the structure.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
 from .._checks import check_bool, check_int_range, check_labels
+from .._trace import partition_matrix, trace_objective
 from ..parameters import validate_parameter
 from ._greedy import greedy
 from ._heuristic_base import check_kernels, check_known
-from ._objectives import partition_matrix, trace_objective
 
 __all__ = ["align_clusters", "refine"]
 
@@ -93,12 +94,12 @@ def refine(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool
     """Alternate :func:`align_clusters` and the greedy local search from ``labels`` until a round
     raises the objective by no more than the greedy's tolerance (relative); return the labels,
     their objective and the number of rounds.  ``greedy_options`` go to
-    :func:`cvxclust.cluhsic.greedy` (``tol``, ``max_iter``, ``time_limit``).
+    :func:`cvxclust.hsic.greedy` (``tol``, ``max_iter``, ``time_limit``).
 
     Raises
     ------
     ValueError or TypeError
-        Naming the argument, as :func:`align_clusters` and :func:`cvxclust.cluhsic.greedy` do.
+        Naming the argument, as :func:`align_clusters` and :func:`cvxclust.hsic.greedy` do.
     """
     K, A, labels, known, normalized, rng = _checked(K, A, labels, known, normalized, rng)
     max_rounds = check_int_range(max_rounds, "max_rounds", 1)

@@ -42,10 +42,10 @@ from .._checks import (
     check_random_state,
     check_square_matrix,
 )
+from .._trace import partition_matrix, trace_objective
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._factor import check_factor
-from ._objectives import partition_matrix, trace_objective
 
 __all__ = ["AlternatingProjection", "alternating_projection", "round_best", "round_lowrank", "round_sdp"]
 

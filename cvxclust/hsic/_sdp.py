@@ -61,7 +61,7 @@ class CLUHSICSDP(Relaxation):
     back (Proposition 3).
 
     Methods: ``"reference"`` (cvxpy + Clarabel/SCS) and ``"admm"`` (default ``"auto"``; see
-    :func:`cvxclust.cluhsic.admm`), which certifies its result with the upper bound of :meth:`dual_value`.
+    :func:`cvxclust.hsic.admm`), which certifies its result with the upper bound of :meth:`dual_value`.
 
     This is a **maximization**: ``dual_bound`` in a :class:`~cvxclust.Result` is an *upper*
     bound on the optimum; ``Result.duality_gap``/``relative_gap`` use ``|objective - bound|``.

@@ -11,12 +11,12 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._checks import check_bool, check_int_range, check_random_state
+from .._trace import as_partition_matrix, trace_objective
 from ..parameters import Interval
 from ..result import Result
 from ..rounding import spectral_embedding
 from ..solvers import POSITIVE, Certificate, Param
 from ._heuristic_base import HeuristicSolver, check_kernels, kmeans_rows, labels_result
-from ._objectives import as_partition_matrix, trace_objective
 
 __all__ = ["CCCP", "cccp", "spectral", "spectral_labels"]
 

@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from cvxclust.hsic._objectives import objective, partition_matrix
+from cvxclust.hsic import objective, partition_matrix
 from cvxclust.cluhsic._special_cases import (
     diffrac_cost,
     diffrac_kernel,

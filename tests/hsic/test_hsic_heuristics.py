@@ -429,7 +429,8 @@ def test_flags_are_booleans_not_truthy_values(flag, blobs):
 
 
 def test_the_unchecked_trace_is_not_exported():
-    """``trace_objective`` trusts its inputs (NaN in, NaN out; a 3-D P accepted): the family
-    exports the checked :func:`objective` only."""
-    assert "trace_objective" not in cvxclust.cluhsic.__all__
-    assert not hasattr(cvxclust.cluhsic, "trace_objective")
+    """``trace_objective`` trusts its inputs (NaN in, NaN out; a 3-D P accepted): the package
+    and the family export the checked :func:`objective` only."""
+    for module in (cvxclust.hsic, cvxclust.cluhsic):
+        assert "trace_objective" not in module.__all__
+        assert not hasattr(module, "trace_objective")

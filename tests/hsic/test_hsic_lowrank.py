@@ -13,11 +13,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 from cvxclust.hsic._factor import AugmentedLagrangian, lowrank_objective, lowrank_residuals, restore_feasibility
 from cvxclust.hsic._lowrank import lowrank
-from cvxclust.cluhsic import align_clusters
-from cvxclust.hsic._objectives import objective as cluhsic_objective
-from cvxclust.hsic._objectives import partition_matrix
+from cvxclust.hsic import CLUHSICSDP, align_clusters, partition_matrix
+from cvxclust.hsic import objective as cluhsic_objective
 from cvxclust import Result
-from cvxclust.cluhsic import CLUHSICSDP
 from cvxclust.kernels import center, rbf
 
 
