@@ -129,13 +129,14 @@ def plot(sdp_rows, path) -> None:
         t, gap, residual = (np.array(v, dtype=float) for v in zip(*admm["trace"]))
         ax.semilogy(t, gap, "C0-", label="ADMM certified gap")
         ax.semilogy(t, residual, "C1-", label="ADMM worst residual")
-        for r in group:
-            if r["method"].startswith("scs") and np.isfinite(r.get("time", np.nan)):
-                eps = r["method"][4:] or "1e-4 (default)"
-                ax.semilogy(r["time"], r["relative_gap"], "C0o", mfc="none")
-                ax.semilogy(r["time"], r["max_residual"], "C1s", mfc="none")
-                ax.annotate(f"SCS {eps}", (r["time"], r["max_residual"]), textcoords="offset points",
-                            xytext=(4, 4), fontsize=7)
+        scs = [r for r in group if r["method"].startswith("scs") and np.isfinite(r.get("time", np.nan))]
+        for k, r in enumerate(scs):
+            eps = r["method"][4:] or "1e-4 (default)"
+            ax.semilogy(r["time"], r["relative_gap"], "C0o", mfc="none")
+            ax.semilogy(r["time"], r["max_residual"], "C1s", mfc="none")
+            # runs that end close together get their labels above and below in turn
+            ax.annotate(f"SCS {eps}", (r["time"], r["max_residual"]), textcoords="offset points",
+                        xytext=(4, 4 if k % 2 == 0 else -11), fontsize=7)
         ax.axhline(1e-4, color="C0", ls=":", lw=1, label="tol (gap)")
         ax.axhline(1e-5, color="C1", ls=":", lw=1, label="residual_tol")
         ax.plot([], [], "ko", mfc="none", label="SCS: gap (o), residual (s)")

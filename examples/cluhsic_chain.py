@@ -34,7 +34,7 @@ is next to cluster 1, which is next to cluster 2, and so on.
 Each method's own partition is shown (``refine=False``, the paper's pipelines).  The
 estimator's default, ``refine=True``, then places the clusters of every partition on the
 structure (a quadratic assignment over the clusters) and moves single points
-(:func:`cvxclust.cluhsic.refine`): it repairs the spectral relaxation's order and the greedy
+(:func:`cvxclust.hsic.refine`): it repairs the spectral relaxation's order and the greedy
 search's local optimum, and the script prints the refined scores too.
 
 The data: an object cut from a scikit-image photograph and rotated from 1 to 180 degrees, 100
