@@ -12,7 +12,7 @@ __all__ = ["as_partition_matrix", "partition_matrix", "trace_objective"]
 
 def trace_objective(K: np.ndarray, A: np.ndarray, P: np.ndarray) -> float:
     """``tr(K P A P^T)`` of float arrays of matching shapes (K m x m, P m x c, A c x c), unchecked:
-    the solvers call it on inputs checked at the door (users call :func:`objective`).  Two
+    the solvers call it on inputs checked at the door (users call :func:`cvxclust.hsic.objective`).  Two
     products with P, never an m x m output kernel."""
     return float(np.sum((K @ P) * (P @ A)))
 

@@ -10,8 +10,8 @@ kernel equivalent to its structured loss.  This package holds what the two share
 objectives, the heuristics (greedy local search, spectral and CCCP relaxations, NMF), the SDP
 relaxation (5.23) with its certified ADMM and the bound it gives a partition, the low-rank SDP
 (5.30), and the roundings of Section 5.3.  :mod:`cvxclust.cluhsic` re-exports all of it
-beside its estimator.  The unchecked pieces both families call inside their loops (the trace
-itself, partition matrices from labels) are in a private core module, ``cvxclust._trace``.
+beside its estimator.  What both families call on inputs they have already checked (the trace
+itself, a partition matrix from labels or a matrix) is in a private core module.
 
 Reference: W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the
 CLUHSIC Algorithm", SIAM International Conference on Data Mining (SDM), 2010; equation numbers
