@@ -70,7 +70,6 @@ def sdp_case(m: int, method: str, time_limit: float) -> dict:
 
 def lowrank_case(m: int, time_limit: float, options: dict) -> dict:
     from cvxclust.cluhsic import lowrank, objective, partition_matrix, round_lowrank
-    from cvxclust.hsic._lowrank_start import initial_labels
     from cvxclust.datasets import load_dataset
     from cvxclust.kernels import center, rbf
     from cvxclust.metrics import nmi
@@ -84,8 +83,7 @@ def lowrank_case(m: int, time_limit: float, options: dict) -> dict:
         result = lowrank(K, A, rank=10, bias=0.1, time_limit=time_limit, random_state=0, **options)
     labels, _ = round_lowrank(result.X, m, 10)  # X is the factor Y
     total = time.perf_counter() - start
-    # the start lowrank() built (same seed, same draws): the rounded spectral relaxation, aligned to A
-    start_labels = initial_labels("spectral", K, A, np.random.RandomState(0), None)
+    start_labels = result.extras["start_labels"]  # the rounded spectral relaxation, aligned to A
     return {
         "time": total, "solve_time": result.time, "objective": result.objective,
         "max_residual": result.max_residual, "iterations": result.iterations,

@@ -181,8 +181,10 @@ class LowRank(IterativeSolver):
             fixed[:, labelled] = True
             fixed[known[labelled], labelled] = False  # the block of the known label stays free
             upper[fixed] = 0.0
+        start_labels = None
         if self.Y0 is None:
-            Y3 = initial_factor(rng, c, m, rank, known, ev, initial_labels(self.init, K, A, rng, known))
+            start_labels = initial_labels(self.init, K, A, rng, known)
+            Y3 = initial_factor(rng, c, m, rank, known, ev, start_labels)
         else:
             Y3 = self.Y0.reshape(c, m, rank).copy()
             if fixed is not None:
@@ -198,7 +200,7 @@ class LowRank(IterativeSolver):
         return SimpleNamespace(
             ev=ev, Y3=Y3, upper=upper, y_o=y_o, y_b=y_b, sigma=self.sigma, infeasibility=infeasibility,
             reference=infeasibility,  # infeasibility at the last penalty decision
-            f_previous=np.inf, f=f, g=g, inner_total=0, done=False,
+            f_previous=np.inf, f=f, g=g, inner_total=0, done=False, start_labels=start_labels,
             grad_scale=max(float(np.abs(grad0[movable]).max(initial=0.0)), 1e-300),
         )
 
@@ -288,7 +290,8 @@ class LowRank(IterativeSolver):
         multipliers = multipliers + np.triu(multipliers, 1).T
         return {"penalized_objective": state.f + self.bias * state.g, "inner_iterations": state.inner_total,
                 "multipliers": {"odiag": multipliers, "bdiag": state.y_b}, "sigma": float(state.sigma),
-                "scale": state.ev.scale}
+                "scale": state.ev.scale,
+                "start_labels": None if state.start_labels is None else np.array(state.start_labels)}
 
 
 def lowrank(K, A, *, known=None, init="spectral", Y0=None, **params) -> Result:
@@ -366,7 +369,10 @@ def lowrank(K, A, *, known=None, init="spectral", Y0=None, **params) -> Result:
         * ``"inner_iterations"``: L-BFGS-B iterations summed over the outer iterations;
         * ``"multipliers"``: ``{"odiag": (c, c) symmetric, "bdiag": (m,)}``, the final
           multipliers in the units of the scaled objective ``(f + bias g) / scale``;
-        * ``"sigma"``: the final penalty; ``"scale"``: the objective scale ``s``.
+        * ``"sigma"``: the final penalty; ``"scale"``: the objective scale ``s``;
+        * ``"start_labels"``: the labels the start was built from (for ``init="spectral"`` the
+          rounded spectral relaxation aligned to A, or ``init`` itself), None for a random
+          start or a given ``Y0``.
     """
     return LowRank(K, A, known=known, init=init, Y0=Y0, **params).run()
 

@@ -233,7 +233,8 @@ def test_feasible_and_below_sdp_optimum(kind, m, c, rank):
     assert res.objective <= optimum + 1e-6 * abs(optimum)
     assert res.history[-1]["infeasibility"] <= 1e-6 and len(res.history) == res.iterations
     assert res.extras["inner_iterations"] >= res.iterations
-    assert set(res.extras) == {"penalized_objective", "inner_iterations", "multipliers", "sigma", "scale"}
+    assert set(res.extras) == {"penalized_objective", "inner_iterations", "multipliers", "sigma", "scale",
+                                "start_labels"}
     assert res.extras["multipliers"]["odiag"].shape == (c, c) and res.extras["multipliers"]["bdiag"].shape == (m,)
     np.testing.assert_array_equal(res.extras["multipliers"]["odiag"], res.extras["multipliers"]["odiag"].T)
 
@@ -307,6 +308,22 @@ def test_starting_point():
         lowrank(K, A, Y0=-Y0)
     with pytest.raises(ValueError, match="Y0"):
         lowrank(K, A, Y0=Y0[:-1])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_the_result_names_the_labels_of_its_start():
+    """``extras["start_labels"]``: the spectral start's labels (easy blobs in chain order: the
+    blobs, up to the reversal the chain admits), ``init`` itself, or None for a random start or
+    a given factor."""
+    m, c = 12, 3
+    K, A, y = blob_instance(m, c)
+    spectral = lowrank(K, A, max_iter=2, random_state=0).extras["start_labels"]
+    assert spectral.shape == (m,) and (np.array_equal(spectral, y) or np.array_equal(spectral, c - 1 - y))
+    given = np.roll(y, 1)
+    np.testing.assert_array_equal(lowrank(K, A, init=given, max_iter=2).extras["start_labels"], given)
+    assert lowrank(K, A, init="random", max_iter=2, random_state=0).extras["start_labels"] is None
+    Y0 = partition_matrix(y, c, normalized=True).T.reshape(-1, 1)
+    assert lowrank(K, A, Y0=Y0, max_iter=2).extras["start_labels"] is None
 
 
 @pytest.mark.parametrize("kwargs, match", [
