@@ -72,8 +72,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from cvxclust.bregman._conditional_jc import ConditionalJC  # noqa: E402
-from cvxclust.bregman import bregman_hard_clustering, round_equivalence  # noqa: E402
+from cvxclust.bregman import ConditionalJC, bregman_hard_clustering, round_equivalence  # noqa: E402
 from cvxclust.bregman.divergences import get_divergence  # noqa: E402
 from cvxclust.bregman.sets import constraints_M2, equivalence_matrix, residuals_M1, residuals_M2  # noqa: E402
 from cvxclust.datasets import load_dataset  # noqa: E402

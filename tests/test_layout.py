@@ -77,3 +77,13 @@ def test_no_family_imports_another_family():
 def test_no_module_imports_a_private_module_of_another_subpackage():
     offences = {str(path.relative_to(PACKAGE)): private_offences(path) for path in sorted(PACKAGE.rglob("*.py"))}
     assert not {k: v for k, v in offences.items() if v}
+
+
+def test_examples_and_benchmarks_use_the_public_api():
+    repository = Path(__file__).resolve().parents[1]
+    scripts = sorted((repository / "examples").glob("*.py")) + sorted((repository / "benchmarks").glob("*.py"))
+    assert scripts
+    offences = {script.name: [name for name in imported_modules(script, script.parent)
+                              if any(part.startswith("_") for part in name.split(".")[1:])]
+                for script in scripts}
+    assert not {k: v for k, v in offences.items() if v}
