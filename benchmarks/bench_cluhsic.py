@@ -120,8 +120,12 @@ def plot(sdp_rows, path) -> None:
     from matplotlib.ticker import NullFormatter
 
     sizes = sorted({r["m"] for r in sdp_rows if r.get("trace")})
-    fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.2), squeeze=False)
-    for ax, m in zip(axes[0], sizes):
+    columns = min(len(sizes), 3)
+    rows = -(-len(sizes) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4.2 * rows), squeeze=False)
+    for ax in axes.ravel()[len(sizes):]:
+        ax.set_visible(False)
+    for ax, m in zip(axes.ravel(), sizes):
         group = [r for r in sdp_rows if r["m"] == m]
         admm = next(r for r in group if r.get("trace"))
         t, gap, residual = (np.array(v, dtype=float) for v in zip(*admm["trace"]))
