@@ -105,10 +105,8 @@ class GenericSolver(IterativeSolver):
         program, on which the splitting is slow: no such start.)
     polish_rounds : int
         Two-block case: at most this many rounds of alternating projections (one projection onto
-        S each) in a polish (module docstring); 0 turns polishing off.  A check polishes when
-        the iterate is within ``tol`` of the bound and, after the first polish, when the last
-        one's loss scaled by the primal residual's decrease could finish the solve, or the
-        residual fell tenfold.
+        S each) in a polish (module docstring); 0 turns polishing off.  When a check polishes:
+        :func:`cvxclust.solvers.polish_due`.
     warm_start : Result or None
         A previous result of this solver (or any Result whose X has the right shape): its point,
         and its multipliers and penalty where they fit the problem, start the iteration (a

@@ -108,7 +108,10 @@ class _NearestDoublyStochastic(Relaxation):
 
         Raises ValueError naming F if it is not a finite (n, n) matrix.
         """
-        F = check_matrix(F, "F", self.n, symmetric=False)
+        return self._within_rounding(check_matrix(F, "F", self.n, symmetric=False))
+
+    def _within_rounding(self, F: np.ndarray) -> bool:
+        """:meth:`restorable` for a checked F."""
         tolerance = self.n * max(1e-9 * max(1.0, float(np.abs(F).max())), self._K_rounding)
         return bool(np.abs(F - F.T).max() <= tolerance and np.abs(F.sum(axis=1) - 1.0).max() <= tolerance)
 
@@ -129,9 +132,9 @@ class _NearestDoublyStochastic(Relaxation):
         Raises ValueError naming F if it is not a finite (n, n) matrix, symmetric with unit row
         sums up to rounding (:meth:`restorable`).
         """
-        if not self.restorable(F):
+        F = check_matrix(F, "F", self.n, symmetric=False)
+        if not self._within_rounding(F):
             raise ValueError("F must be symmetric with unit row sums (up to rounding) for restore")
-        F = np.asarray(F, dtype=float)
         N = np.maximum(-F, 0.0)
         if not N.any():
             return F
