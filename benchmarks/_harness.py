@@ -190,7 +190,8 @@ def fmt(x, spec: str) -> str:
 def plot_times(ax, rows: list[dict], methods, title: str) -> None:
     """Wall time against n on log-log axes, one line per method (rows with a finite ``time``)."""
     for name in methods:
-        points = sorted((r["n"], r["time"]) for r in rows if r["method"] == name and math.isfinite(r.get("time", math.nan)))
+        points = sorted((r["n"], r["time"]) for r in rows
+                        if r["method"] == name and math.isfinite(r.get("time", math.nan)))
         if points:
             ax.loglog(*zip(*points), "o-", label=name)
     ax.set_xlabel("n")

@@ -142,7 +142,8 @@ def markdown(rows: list[dict]) -> str:
             name = f"ours ({r.get('solver', SCALABLE[r['method']])})"
         else:
             name = {"scs": "cvxpy+SCS tight", "scs-default": "cvxpy+SCS eps 1e-4"}[r["method"]]
-        lines.append([r["t"], r["model"], r["divergence"], name, fmt(r.get("time"), ".2f"), fmt(r.get("in_eigh"), ".1f"),
+        lines.append([r["t"], r["model"], r["divergence"], name,
+                      fmt(r.get("time"), ".2f"), fmt(r.get("in_eigh"), ".1f"),
                       ratio(r, "scs") if ours else "", ratio(r, "scs-default") if ours else "",
                       fmt(r.get("objective"), ".6g"), fmt(r.get("relative_gap"), ".1e"),
                       fmt(r.get("above_bound"), ".1e"), fmt(r.get("gap_to_ours"), ".1e"),

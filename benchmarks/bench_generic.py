@@ -146,7 +146,8 @@ def main(argv=None) -> int:
 
     from tqdm import tqdm
 
-    jobs = [("peng-wei", n, m) for n in args.pw_sizes for m in ("generic", "scs") if m == "generic" or n <= args.scs_max_n]
+    jobs = [("peng-wei", n, m) for n in args.pw_sizes for m in ("generic", "scs")
+            if m == "generic" or n <= args.scs_max_n]
     jobs += [("ssc", n, m) for n in args.ssc_sizes for m in ("admm", "generic")]
     rows, done = [], 0
     for problem, n, method in tqdm(jobs, desc="bench generic"):

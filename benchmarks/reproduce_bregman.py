@@ -82,14 +82,20 @@ TRANSFERS = {"lin": "euclidean", "sigm": "logistic"}
 
 # The paper's figures for its Breast Cancer set (the one set that ships): (mean, std) per cell.
 PAPER = {
-    2: {"lin": {"obj": ("1.8e2 ± 0.2e2", "1.6e2 ± 0.0", "1.7e2 ± 0.0"), "acc": ("72.5 ± 12.7", "84.7 ± 8.8", "78.7 ± 10.4")},
-        "sigm": {"obj": ("8.5e3 ± 0.2e3", "8.5e3 ± 0.1e3", "8.5e3 ± 0.1e3"), "acc": ("72.4 ± 13.7", "72.5 ± 13.7", "70.6 ± 11.6")}},
-    3: {"lin": {"obj": ("1.7e2 ± 0.1e2", "1.6e2 ± 0.0", "1.7e2 ± 0.0"), "acc": ("75.4 ± 13.3", "85.8 ± 6.6", "78.7 ± 10.9")},
-        "sigm": {"obj": ("8.8e2 ± 0.2e2", "8.5e2 ± 0.1e2", "8.6e2 ± 0.2e2"), "acc": ("66.8 ± 8.4", "72.3 ± 12.5", "70.3 ± 11.0")}},
+    2: {"lin": {"obj": ("1.8e2 ± 0.2e2", "1.6e2 ± 0.0", "1.7e2 ± 0.0"),
+                "acc": ("72.5 ± 12.7", "84.7 ± 8.8", "78.7 ± 10.4")},
+        "sigm": {"obj": ("8.5e3 ± 0.2e3", "8.5e3 ± 0.1e3", "8.5e3 ± 0.1e3"),
+                 "acc": ("72.4 ± 13.7", "72.5 ± 13.7", "70.6 ± 11.6")}},
+    3: {"lin": {"obj": ("1.7e2 ± 0.1e2", "1.6e2 ± 0.0", "1.7e2 ± 0.0"),
+                "acc": ("75.4 ± 13.3", "85.8 ± 6.6", "78.7 ± 10.9")},
+        "sigm": {"obj": ("8.8e2 ± 0.2e2", "8.5e2 ± 0.1e2", "8.6e2 ± 0.2e2"),
+                 "acc": ("66.8 ± 8.4", "72.3 ± 12.5", "70.3 ± 11.0")}},
     4: {"sigm": {"obj": ("8.5e2 ± 0.0", "8.4e2 ± 0.0", "–"), "acc": ("79.8 ± 15.7", "80.7 ± 12.5", "–"),
                  "time": "60 s (0.006e4)"}},
-    5: {"lin": {"acc": ("71.0 ± 11.9", "65.5 ± 0.0", "65.5 ± 0.0"), "soft": ("56.9 ± 4.7", "65.5 ± 0.0", "57.7 ± 4.5")},
-        "sigm": {"acc": ("70.9 ± 13.0", "65.5 ± 0.0", "65.5 ± 0.0"), "soft": ("63.9 ± 8.1", "65.5 ± 0.0", "55.5 ± 5.4")}},
+    5: {"lin": {"acc": ("71.0 ± 11.9", "65.5 ± 0.0", "65.5 ± 0.0"),
+                "soft": ("56.9 ± 4.7", "65.5 ± 0.0", "57.7 ± 4.5")},
+        "sigm": {"acc": ("70.9 ± 13.0", "65.5 ± 0.0", "65.5 ± 0.0"),
+                 "soft": ("63.9 ± 8.1", "65.5 ± 0.0", "55.5 ± 5.4")}},
 }
 
 
@@ -250,7 +256,9 @@ def render(results: dict, args) -> tuple[str, list[str]]:
     lines, holds = [], []
     for table in args.tables:
         cols = COLUMNS[table]
-        lines += [f"\n### {TITLES[table]}\n", "| set | row | " + " | ".join(cols) + " | solve: time (s) / status / cert. gap | paper (Breast Cancer) |",
+        lines += [f"\n### {TITLES[table]}\n",
+                  "| set | row | " + " | ".join(cols)
+                  + " | solve: time (s) / status / cert. gap | paper (Breast Cancer) |",
                   "|---|---|---|---|---|---|---|"]
         for name in args.datasets:
             for tr in TRANSFERS:
@@ -261,18 +269,21 @@ def render(results: dict, args) -> tuple[str, list[str]]:
                     lines.append(f"| {name} | {tr} | failed: {res['error'][:80]} | | | | |")
                     continue
                 s = res["solve"]
-                solve = f"{s['time']:.1f} / {s['status']} / {'–' if s['relative_gap'] is None else format(s['relative_gap'], '.1e')}"
+                solve = (f"{s['time']:.1f} / {s['status']} / "
+                         f"{'–' if s['relative_gap'] is None else format(s['relative_gap'], '.1e')}")
                 keys = [("obj", ".4g"), ("acc", ".1f")] + ([("soft", ".1f")] if table == 5 else [])
                 for key, spec in keys:
                     vals = [cell(res[c][key], spec) for c in ("rounding", "reopt", "alt")]
                     paper = PAPER.get(table, {}).get(tr, {}).get(key) if name == "breast_cancer" else None
                     ptxt = " / ".join(paper) if paper else ""
-                    lines.append(f"| {name} | {tr}_{key} | " + " | ".join(vals) + f" | {solve if key == 'obj' else ''} | {ptxt} |")
+                    lines.append(f"| {name} | {tr}_{key} | " + " | ".join(vals)
+                                 + f" | {solve if key == 'obj' else ''} | {ptxt} |")
                 if table in (2, 3, 4):
                     ours, alt = np.mean(res["reopt"]["obj"]), np.mean(res["alt"]["obj"])
                     best_ours = np.min(res["reopt"]["obj"])
                     rel = (ours - alt) / abs(alt)
-                    verdict = "holds" if ours <= alt * (1 + 1e-9) else f"does not hold (mean higher by {100 * rel:.2f}%)"
+                    verdict = ("holds" if ours <= alt * (1 + 1e-9)
+                               else f"does not hold (mean higher by {100 * rel:.2f}%)")
                     holds.append(f"Table {table}, {name}/{tr}: relaxation + rounding + re-opt mean objective "
                                  f"{ours:.6g} (best of {args.repeats}: {best_ours:.6g}) <= altern. 30 restarts "
                                  f"{alt:.6g}? {verdict}; accuracy {np.mean(res['reopt']['acc']):.1f}% vs "
@@ -281,7 +292,8 @@ def render(results: dict, args) -> tuple[str, list[str]]:
                     holds.append(f"Table 5, {name}/{tr}: cvxJoint2 hard acc {np.mean(res['reopt']['acc']):.1f}% vs "
                                  f"softEM {np.mean(res['alt']['acc']):.1f}%; soft acc "
                                  f"{np.mean(res['reopt']['soft']):.1f}% vs {np.mean(res['alt']['soft']):.1f}%: "
-                                 + ("holds (>=)" if np.mean(res['reopt']['acc']) >= np.mean(res['alt']['acc']) else "does not hold"))
+                                 + ("holds (>=)" if np.mean(res['reopt']['acc']) >= np.mean(res['alt']['acc'])
+                                    else "does not hold"))
     return "\n".join(lines), holds
 
 

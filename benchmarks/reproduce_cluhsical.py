@@ -452,7 +452,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--digits", type=int, default=500, help="size of the stratified Digits subset")
     parser.add_argument("--threads", type=int, default=None, help="BLAS threads (default: the library's)")
-    parser.add_argument("--jobs", type=int, default=None, help="run N repetitions at a time (the times then share cores)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="run N repetitions at a time (the times then share cores)")
     parser.add_argument("--scheduler", default=None, help="run the repetitions on this Dask scheduler")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)

@@ -138,7 +138,8 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", nargs="+", default=["chain", "pose"], choices=["chain", "pose", "ring"])
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 5, 10, 20])
     parser.add_argument("--threads", type=int, default=None, help="BLAS threads (default: the library's)")
-    parser.add_argument("--jobs", type=int, default=None, help="run N repetitions at a time (the times then share cores)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="run N repetitions at a time (the times then share cores)")
     parser.add_argument("--scheduler", default=None, help="run the repetitions on this Dask scheduler")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)

@@ -255,7 +255,8 @@ def _row(cells: list[str], values: list[float]) -> str:
 
 def results_table(results: dict, keys, with_paper: bool, summary: str = "summary") -> str:
     cols = [c for c, _ in METHODS]
-    head = "| data (n, k) | statistic | source | " + " | ".join(c if c != "SSC" else "SSC (= LD-SSC)" for c in cols) + " |"
+    head = ("| data (n, k) | statistic | source | "
+            + " | ".join(c if c != "SSC" else "SSC (= LD-SSC)" for c in cols) + " |")
     lines = [head, "|" + "---|" * (3 + len(cols))]
     for key in keys:
         ds = results[key]
@@ -284,10 +285,13 @@ def per_delta_table(ds: dict) -> str:
             else "n/a"
         )
         cmp_ = ds["fsc_vs_ssc"][i]
-        extra = [f"{cmp_['fsc_lambda_min_over_lambda_max']:.2e}", f"{cmp_['relative_difference']:.2e}"] if cmp_ else ["n/a", "n/a"]
+        extra = ([f"{cmp_['fsc_lambda_min_over_lambda_max']:.2e}", f"{cmp_['relative_difference']:.2e}"]
+                 if cmp_ else ["n/a", "n/a"])
         gaps = [ds["runs"][c][i]["eigengap"] for c in ("FSC", "SSC")]
-        extra.append(" / ".join("NaN" if np.isnan(g) else f"{g:.1e}" + ("*" if g < DEGENERATE_GAP else "") for g in gaps))
-        lines.append(_row([f"{f:.3g}", f"{d:.4g}"], errs)[:-1].rstrip() + f" | {solve_txt} | " + " | ".join(extra) + " |")
+        extra.append(" / ".join("NaN" if np.isnan(g) else f"{g:.1e}" + ("*" if g < DEGENERATE_GAP else "")
+                                for g in gaps))
+        lines.append(_row([f"{f:.3g}", f"{d:.4g}"], errs)[:-1].rstrip() + f" | {solve_txt} | "
+                     + " | ".join(extra) + " |")
     return "\n".join(lines)
 
 
@@ -316,7 +320,8 @@ def solve_report(results: dict) -> tuple[str, list[str]]:
                 f"{np.sum(times):.1f} (max {np.max(times):.2f}) | {np.nanmax(gaps):.1e} |"
             )
     head = (
-        "| data | normalization | statuses over the sweep | iterations | solve time, s (total, max) | worst certified relative gap |\n"
+        "| data | normalization | statuses over the sweep | iterations | solve time, s (total, max) | "
+        "worst certified relative gap |\n"
         "|---|---|---|---|---|---|"
     )
     return head + "\n" + "\n".join(lines), bad
@@ -508,7 +513,8 @@ def plot(results: dict, path: Path) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=RESULTS, help="output directory (default: benchmarks/results)")
     parser.add_argument("--n-deltas", type=int, default=13, help="number of kernel widths (default 13)")
     parser.add_argument("--min-factor", type=float, default=0.1, help="smallest delta / median distance")

@@ -271,7 +271,8 @@ def build_report(results: dict, elapsed: float, threads: int) -> str:
         "",
         PATTERN_LEGEND,
         "",
-        "| data | loss | kappa | kappa for K / m | step | fit | step ratios at gamma = 1 | at gamma = 0.01 | gamma invariance |",
+        "| data | loss | kappa | kappa for K / m | step | fit | step ratios at gamma = 1 | at gamma = 0.01 | "
+        "gamma invariance |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     kappas, scaled, implied_kappas = [], [], []

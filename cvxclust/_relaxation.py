@@ -297,7 +297,8 @@ def solve_reference(
     for name in [solver] if solver is not None else REFERENCE_SOLVERS:
         for key, constraints in _SOLVER_KEYWORDS[name].items():
             if key in solver_options:
-                solver_options[key] = validate_parameter(key, solver_options[key], constraints, f"the reference ({name})")
+                solver_options[key] = validate_parameter(key, solver_options[key], constraints,
+                                                         f"the reference ({name})")
     problem = relaxation.problem()
     if solver is None:
         solver, note = reference_solver_for(problem)

@@ -228,7 +228,9 @@ def resolve_relaxation(spec: str, path=None) -> type[Relaxation]:
             if isinstance(getattr(module, name, None), type) and issubclass(getattr(module, name), Relaxation)
         )
         raise _fail(
-            path, "relaxation", f"unknown relaxation {spec!r}; cvxclust.{family} defines {[f'{family}.{v}' for v in valid]}"
+            path,
+            "relaxation",
+            f"unknown relaxation {spec!r}; cvxclust.{family} defines {[f'{family}.{v}' for v in valid]}",
         )
     return cls
 
@@ -269,7 +271,9 @@ def load_instance(path) -> Instance:
     _reject_unknown(data, _DATA_KEYS, "data", path)
     dataset = _value(data, "dataset", "data.dataset", path, str, required=True)
     if dataset not in datasets.DATASETS:
-        raise _fail(path, "data.dataset", f"unknown dataset {dataset!r}; valid datasets are {sorted(datasets.DATASETS)}")
+        raise _fail(
+            path, "data.dataset", f"unknown dataset {dataset!r}; valid datasets are {sorted(datasets.DATASETS)}"
+        )
     n_samples = _value(data, "n_samples", "data.n_samples", path, int)
     random_state = _value(data, "random_state", "data.random_state", path, int, default=0)
     standardize = _value(data, "standardize", "data.standardize", path, bool, default=False)
@@ -317,7 +321,9 @@ def load_instance(path) -> Instance:
     reference_solver = _value(settings, "reference_solver", "validate.reference_solver", path, str, default=None)
     if reference_solver is not None and reference_solver.upper() not in REFERENCE_SOLVERS:
         raise _fail(
-            path, "validate.reference_solver", f"unknown solver {reference_solver!r}; valid solvers are {list(REFERENCE_SOLVERS)}"
+            path,
+            "validate.reference_solver",
+            f"unknown solver {reference_solver!r}; valid solvers are {list(REFERENCE_SOLVERS)}",
         )
     tolerances = {}
     for key, default in _DEFAULT_TOLERANCES.items():
@@ -329,7 +335,9 @@ def load_instance(path) -> Instance:
     options = _table(doc, "options", path, required=False)
     for m, opts in options.items():
         if m not in ("reference", *scalable):
-            raise _fail(path, f"options.{m}", f"unknown method {m!r} for {spec}; valid methods are {['reference', *scalable]}")
+            raise _fail(
+                path, f"options.{m}", f"unknown method {m!r} for {spec}; valid methods are {['reference', *scalable]}"
+            )
         if not isinstance(opts, dict):
             raise _fail(path, f"options.{m}", f"must be a table [options.{m}], got {opts!r}")
         _check_options(path, m, opts)

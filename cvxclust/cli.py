@@ -144,7 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument(
         "--methods",
         metavar="A,B",
-        help="comma-separated scalable methods to run instead of each file's list (those an instance lacks are skipped)",
+        help="comma-separated scalable methods to run instead of each file's list "
+        "(those an instance lacks are skipped)",
     )
     v.add_argument(
         "--reference-solver",
@@ -173,7 +174,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run the instances on the Dask distributed scheduler at ADDRESS (e.g. tcp://host:8786; "
         'needs pip install "cvxclust[dask]")',
     )
-    v.add_argument("-q", "--quiet", action="store_true", help="no progress and no tables, only failures and the summary")
+    v.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress and no tables, only failures and the summary"
+    )
     v.set_defaults(handler=_validate_command)
 
     s = commands.add_parser(

@@ -48,7 +48,8 @@ def _unit_scaled(X: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _finite_kernel(K: np.ndarray, name: str, kernel: str) -> np.ndarray:
     if not np.all(np.isfinite(K)):
-        raise ValueError(f"the {kernel} of {name} overflows float64: the entries of {name} are too large; rescale {name}")
+        raise ValueError(f"the {kernel} of {name} overflows float64: the entries of {name} are too large; "
+                         f"rescale {name}")
     return K
 
 

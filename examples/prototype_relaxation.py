@@ -30,7 +30,8 @@ points sorted by digit.
 
 Run::
 
-    python examples/prototype_relaxation.py [--n-small 60] [--n-large 2000] [--tol 1e-4] [--out cvxclust_figures/prototype_relaxation.png]
+    python examples/prototype_relaxation.py [--n-small 60] [--n-large 2000] [--tol 1e-4] \
+        [--out cvxclust_figures/prototype_relaxation.png]
 
 The default ``--n-large 2000`` takes several minutes; ``--n-large 200`` runs in seconds.
 """

@@ -177,10 +177,13 @@ def run(args) -> None:
     ssc, fsc = results["SSC"], results["FSC"]
     print("\nSSC, the SDP (7): minimize 1/2 ||F - K||_F^2 s.t. F >= 0, F 1 = 1, F = F^T, F >> 0")
     print(f"  objective                {ssc.objective:.8g}")
-    print(f"  dual bound               {ssc.dual_bound:.8g}   (certified lower bound: no feasible F has a smaller objective)")
+    print(f"  dual bound               {ssc.dual_bound:.8g}   "
+          "(certified lower bound: no feasible F has a smaller objective)")
     print(f"  certified gap            {ssc.duality_gap:.2e} absolute, {ssc.relative_gap:.2e} relative")
-    print(f"  worst residual           {ssc.max_residual:.2e}   ({', '.join(f'{name}={v:.1e}' for name, v in ssc.residuals.items())})")
-    print(f"  solve time               {ssc.time:.2f} s, {ssc.iterations} iterations of {ssc.method!r}, status {ssc.status!r}")
+    print(f"  worst residual           {ssc.max_residual:.2e}   "
+          f"({', '.join(f'{name}={v:.1e}' for name, v in ssc.residuals.items())})")
+    print(f"  solve time               {ssc.time:.2f} s, {ssc.iterations} iterations of {ssc.method!r}, "
+          f"status {ssc.status!r}")
     w = np.linalg.eigvalsh(matrices["FSC"])
     diff = np.linalg.norm(matrices["SSC"] - matrices["FSC"]) / np.linalg.norm(matrices["FSC"])
     print(f"\nFSC objective {fsc.objective:.8g} <= SSC objective {ssc.objective:.8g} (SSC has one constraint more).")

@@ -422,7 +422,8 @@ def test_round_labels(args):
     if not (isinstance(method, str) and method in rounding.ROUNDINGS):
         return assert_refused(out, "method")
     # max_iter is not an option of k-means rounding
-    check_rounding(out, A, n_clusters, options, bad=["max_iter"] if method == "kmeans" and "max_iter" in options else [])
+    check_rounding(out, A, n_clusters, options,
+                   bad=["max_iter"] if method == "kmeans" and "max_iter" in options else [])
 
 
 # -- linalg (the p.s.d. projections and BLAS threads) ---------------------------------------------

@@ -62,7 +62,8 @@ class NearestSimplexPoint(Relaxation):
 
     def residuals(self, X) -> dict[str, float]:
         X = np.asarray(X)
-        return {"sum": float(abs(X.sum() - 1.0)), "nonnegativity": float(max(0.0, -X.min()) / max(np.abs(X).max(), 1e-300))}
+        return {"sum": float(abs(X.sum() - 1.0)),
+                "nonnegativity": float(max(0.0, -X.min()) / max(np.abs(X).max(), 1e-300))}
 
     def dual_value(self, tau: float) -> float:
         """g(tau) = min_{X >= 0} 1/2||X - v||^2 + tau (sum X - 1): a lower bound for every tau."""

@@ -99,7 +99,8 @@ def test_core_certifies_and_reports(sense):
         assert result.dual_bound >= reference.objective - 1e-7
     assert result.iterations == 3  # the bound is exact from the third iteration on
     for row in result.history:
-        assert {"iteration", "time", "step_length", "objective", "dual_bound", "relative_gap", "max_residual"} <= set(row)
+        assert {"iteration", "time", "step_length", "objective", "dual_bound", "relative_gap",
+                "max_residual"} <= set(row)
     assert [row["iteration"] for row in result.history] == [1, 2, 3]
     assert result.time >= result.history[-1]["time"]
 

@@ -31,7 +31,8 @@ the smooth, unconstrained, strongly convex problem
 .. math::
 
     \min_D\ \psi(D) = L\big(U\,\mathrm{diag}(\sqrt\sigma)\,D\big) + \tfrac{\alpha}{2}\|D\|_F^2,
-    \qquad \psi(D_0) = L(T_k) + \tfrac{\alpha}{2}\Omega^2(T_k)\ \text{ at }\ D_0 = \mathrm{diag}(\sqrt\sigma)^{-1}U^\top T_k,
+    \qquad \psi(D_0) = L(T_k) + \tfrac{\alpha}{2}\Omega^2(T_k)
+    \ \text{ at }\ D_0 = \mathrm{diag}(\sqrt\sigma)^{-1}U^\top T_k,
 
 a descent in the factored form :math:`T = (U\sqrt\sigma) D` within the current subspace (the
 scaling by :math:`\sqrt\sigma` makes the regulariser isotropic). A few L-BFGS iterations

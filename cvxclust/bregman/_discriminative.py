@@ -58,9 +58,10 @@ is one per column of :math:`\Omega`), after which the rows separate and Fenchel'
 
 Substituting :math:`\Upsilon \to \Upsilon/t` gives exactly (28) with :math:`\gamma = \gamma'/t^2`:
 the paper's (25) and (28) are the same relaxation up to this rescaling of the weight (the
-parameter ``alpha`` of :class:`Discriminative` is the :math:`\gamma` of (28)/(29)). Without the offsets :math:`\tau` the dual would
-drop the constraint :math:`\Omega^\top\mathbf{1} = \mathbf{1}` (the balancing that rules out the
-trivial one-cluster solution), so it is :math:`\tau` that makes (28) the relaxation of (25).
+parameter ``alpha`` of :class:`Discriminative` is the :math:`\gamma` of (28)/(29)). Without the
+offsets :math:`\tau` the dual would drop the constraint :math:`\Omega^\top\mathbf{1} = \mathbf{1}`
+(the balancing that rules out the trivial one-cluster solution), so it is :math:`\tau` that makes
+(28) the relaxation of (25).
 Finally :math:`\mathrm{tr}(\Upsilon^\top M\Upsilon) = \mathrm{tr}(V^\top M^\dagger V)` with
 :math:`\mathrm{Im}(V) \subseteq \mathrm{Im}(M)`, and minimising over M gives :math:`\Omega^2(V)` (17).
 
@@ -69,7 +70,8 @@ Minimising :math:`\tau` out (the solver)
 :math:`\ell` is jointly convex in :math:`(V, \tau)` (log-sum-exp of an affine map minus a linear
 term), so :math:`L(V) = \min_\tau \ell(V, \tau)` is convex in V (partial minimisation), and (29)
 is :math:`\min_V L(V) + \frac{\gamma}{2}\Omega^2(V)`: the shape the conditional-gradient solver
-(:class:`~cvxclust.bregman._conditional_gradient.ConditionalGradient`) solves. With :math:`A = XV^\top/t` and :math:`P_{i:} = \mathrm{softmax}(A_{i:} + \tau^\top)`,
+(:class:`~cvxclust.bregman._conditional_gradient.ConditionalGradient`) solves. With
+:math:`A = XV^\top/t` and :math:`P_{i:} = \mathrm{softmax}(A_{i:} + \tau^\top)`,
 
 .. math::
 
@@ -78,9 +80,9 @@ is :math:`\min_V L(V) + \frac{\gamma}{2}\Omega^2(V)`: the shape the conditional-
 so the optimal :math:`\tau` makes P doubly stochastic: :math:`P = D_1 e^{A} D_2` is the Sinkhorn
 scaling of the positive matrix :math:`e^{A}`, which exists and is unique (Sinkhorn 1964; :math:`\tau`
 is unique up to a constant, to which :math:`\ell` is invariant). It is computed by log-domain
-Sinkhorn steps :math:`\tau \leftarrow \tau - \log(P^\top\mathbf{1})` followed by Newton steps (damped while the error exceeds 1e-6) on
-:math:`\tau \mapsto \sum_i g(A_{i:} + \tau^\top) - \mathbf{1}^\top\tau` (Hessian
-:math:`\mathrm{Diag}(P^\top\mathbf{1}) - P^\top P`, singular only along :math:`\mathbf{1}`), warm
+Sinkhorn steps :math:`\tau \leftarrow \tau - \log(P^\top\mathbf{1})` followed by Newton steps
+(damped while the error exceeds 1e-6) on :math:`\tau \mapsto \sum_i g(A_{i:} + \tau^\top) - \mathbf{1}^\top\tau`
+(Hessian :math:`\mathrm{Diag}(P^\top\mathbf{1}) - P^\top P`, singular only along :math:`\mathbf{1}`), warm
 started, until :math:`\|P^\top\mathbf{1} - \mathbf{1}\|_\infty \le 10^{-12}`.  Where the scores
 are so large that the softmax rows saturate (one entry 1, the others 0 to the precision of a
 double), the Hessian becomes singular in floating point: Newton then takes the least-squares

@@ -47,7 +47,8 @@ derivatives, with :math:`\mathbf{p} = \mathrm{softmax}(\mathbf{u}/t)`:
     \nabla_{\mathbf{w}_0}\Lambda = \frac{\mathbf{p} - \mathbf{1}}{\sqrt\beta\,t},\qquad
     \nabla_{W_1}\Lambda = \frac{f^{-1}(T) - X}{\sqrt\alpha\,t},
 
-    \nabla^2_{\mathbf{w}_0}\Lambda\,[\mathbf{v}] = \frac{\mathrm{Diag}(\mathbf{p})\mathbf{v} - \mathbf{p}\,(\mathbf{p}^\top\mathbf{v})}{\beta t^2},\qquad
+    \nabla^2_{\mathbf{w}_0}\Lambda\,[\mathbf{v}]
+    = \frac{\mathrm{Diag}(\mathbf{p})\mathbf{v} - \mathbf{p}\,(\mathbf{p}^\top\mathbf{v})}{\beta t^2},\qquad
     \nabla^2_{W_1}\Lambda\,[V] = \frac{\nabla^2F^*(T)[V]}{\alpha t}.
 
 The certified bound of the solver (Fenchel duality with :math:`h = \frac12\Omega^2`) is a bound on
@@ -149,8 +150,8 @@ class Joint(Relaxation):
         return self._loss(self._check_Z(Z))
 
     def loss_grad(self, Z) -> np.ndarray:
-        r"""Gradient in :math:`[\mathbf{u}, T]`: :math:`[(\mathrm{softmax}(\mathbf{u}/t) - \mathbf{1})/t,\ (f^{-1}(T) - X)/t]`,
-        for T in the domain of F*."""
+        r"""Gradient in :math:`[\mathbf{u}, T]`:
+        :math:`[(\mathrm{softmax}(\mathbf{u}/t) - \mathbf{1})/t,\ (f^{-1}(T) - X)/t]`, for T in the domain of F*."""
         Z = self._check_Z(Z)
         self.divergence.check_dual_domain(Z[:, 1:], "T")
         return self._loss_grad(Z)

@@ -365,4 +365,5 @@ def omega_dual_squared_problem(R, n_clusters: int, *, domain: str = "M3") -> cp.
     gram = R @ R.T
     RRt = cp.Parameter((t, t), symmetric=True, name="RRt", value=(gram + gram.T) / 2)
     M = cp.Variable((t, t), symmetric=True, name="M")
-    return cp.Problem(cp.Maximize(cp.trace(M @ RRt)), (constraints_M3(M, d) if domain == "M3" else constraints_M2(M, d)))
+    return cp.Problem(cp.Maximize(cp.trace(M @ RRt)),
+                      (constraints_M3(M, d) if domain == "M3" else constraints_M2(M, d)))

@@ -159,11 +159,12 @@ def restore_feasibility(ev: AugmentedLagrangian, Y3: np.ndarray, tol: float, max
     the augmented Lagrangian converges slowly: the last digits of feasibility take more outer
     iterations, at ever larger penalties, than the first ones, while the objective no longer
     moves.  Giving each entry to the block where it is largest (zeroing it elsewhere) makes
-    those constraints hold exactly; on that face the rest, ``||Y_i||^2 = 1`` and (5.29), have well-conditioned gradients, and Gauss-Newton steps
-    ``D = J^T lambda`` with ``J J^T lambda = -(h - b)`` (J restricted to the positive entries,
-    solved by conjugate gradients with the products of :meth:`constraint_vjp` and
-    :meth:`constraint_jvp`) converge to ``tol`` in a few steps, each shortened so that no entry
-    loses more than half its value (nonnegativity).  Known-label zeros stay zero.
+    those constraints hold exactly; on that face the rest, ``||Y_i||^2 = 1`` and (5.29), have
+    well-conditioned gradients, and Gauss-Newton steps ``D = J^T lambda`` with
+    ``J J^T lambda = -(h - b)`` (J restricted to the positive entries, solved by conjugate
+    gradients with the products of :meth:`constraint_vjp` and :meth:`constraint_jvp`) converge
+    to ``tol`` in a few steps, each shortened so that no entry loses more than half its value
+    (nonnegativity).  Known-label zeros stay zero.
 
     Returns the restored ``Y3`` and its infeasibility ``||h - b||_inf`` (check it against ``tol``).
     """

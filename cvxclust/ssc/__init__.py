@@ -15,5 +15,5 @@ from ._peng_wei import PengWei
 from ._relaxations import FrobeniusDS, FrobeniusPSD
 from ._successive_projections import successive_projections
 
-__all__ = ["admm", "dual_newton", "FrobeniusDS", "FrobeniusPSD", "ld_ssc1", "ld_ssc2", "NORMALIZATIONS", "PengWei", "SemidefiniteSpectralClustering",
-           "normalize", "successive_projections"]
+__all__ = ["admm", "dual_newton", "FrobeniusDS", "FrobeniusPSD", "ld_ssc1", "ld_ssc2", "NORMALIZATIONS", "PengWei",
+           "SemidefiniteSpectralClustering", "normalize", "successive_projections"]

@@ -53,7 +53,8 @@ def test_solvers_match_reference(divergence, t, n, d, seed, method, reference):
     scale = np.abs(ref.X @ X).max()
     assert np.abs(res.X @ X - ref.X @ X).max() <= 2e-3 * scale
     # history carries the figures for plots
-    assert {"objective", "iterate_objective", "primal_residual", "rho" if method == "admm" else "step"} <= set(res.history[0])
+    assert {"objective", "iterate_objective", "primal_residual",
+            "rho" if method == "admm" else "step"} <= set(res.history[0])
     assert {"relative_gap", "dual_residual"} <= set(res.history[-1])
 
 

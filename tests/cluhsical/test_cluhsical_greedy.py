@@ -28,7 +28,8 @@ def instance(m: int = 24, seed: int = 0, loss_kind: str = "tree"):
     centres = np.array([[0.0, 0.0], [1.5, 0.0], [6.0, 0.0], [7.5, 0.0]])
     X = centres[np.arange(m) % 4] + 0.9 * rng.standard_normal((m, 2))
     S = structures.tree([2, 2])
-    loss = ASYMMETRIC if loss_kind == "user" else structures.loss_matrix(S, "zero-one" if loss_kind == "zero-one" else "structure")
+    loss = (ASYMMETRIC if loss_kind == "user"
+            else structures.loss_matrix(S, "zero-one" if loss_kind == "zero-one" else "structure"))
     return center(rbf(X)), structures.output_kernel(S), loss
 
 

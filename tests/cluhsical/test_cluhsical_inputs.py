@@ -91,7 +91,8 @@ BAD_MATRICES = {
 }
 BAD_BY_KIND = {
     "kernel": {"not symmetric": lambda a: a + np.triu(np.ones_like(a), 1)},
-    "psd": {"not symmetric": lambda a: a + np.triu(np.ones_like(a), 1), "indefinite": lambda a: a - 10 * np.eye(len(a))},
+    "psd": {"not symmetric": lambda a: a + np.triu(np.ones_like(a), 1),
+            "indefinite": lambda a: a - 10 * np.eye(len(a))},
     "loss": {"nonzero diagonal": lambda a: a + np.eye(len(a)), "negative": lambda a: -a - np.eye(len(a))[::-1]},
     "matrix": {},
     "labels": {"one short": lambda a: a[:-1], "2-D": lambda a: a[None], "fractional": lambda a: a + 0.5,
