@@ -345,3 +345,41 @@ def test_tampered_structure_attributes_raise():
     P.graph["factors"] = [st.flat(2)]
     with pytest.raises(ValueError, match="factors"):
         st.output_kernel(P)
+
+
+def _generated_group(generators) -> set:
+    """The closure of a set of permutations under composition."""
+    group = {tuple(range(len(generators[0])))}
+    frontier = set(group)
+    while frontier:
+        new = {tuple(np.asarray(g)[list(h)]) for h in frontier for g in generators} - group
+        group |= new
+        frontier = new
+    return group
+
+
+@pytest.mark.parametrize("structure", [st.chain(4), st.ring(5), st.tree([2, 2]), st.flat(4), st.flat(2)])
+def test_kernel_automorphisms_of_the_matrix_are_the_admissible_permutations(structure):
+    A = st.output_kernel(structure)
+    listed = {tuple(p) for p in st.admissible_permutations(structure)}
+    assert {tuple(p) for p in st.kernel_automorphisms(A)} == listed
+    # the generators generate exactly the same group
+    assert _generated_group(st.kernel_automorphisms(A, generators=True)) == listed
+
+
+@pytest.mark.parametrize("c", [1, 2, 3, 9, 12])
+def test_kernel_automorphisms_generators_of_a_flat_kernel_need_no_limit(c):
+    generators = st.kernel_automorphisms(2.0 * np.eye(c), generators=True)
+    assert len(generators) <= 2
+    if c <= 9:  # all c! relabelings, without enumerating them in the function
+        assert len(_generated_group(generators)) == math.factorial(c)
+    for p in generators:
+        assert sorted(p) == list(range(c))
+
+
+def test_kernel_automorphisms_refuse_what_is_not_a_symmetric_kernel():
+    with pytest.raises(ValueError, match="A"):
+        st.kernel_automorphisms(np.array([[1.0, 2.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="A admits all 9!"):
+        st.kernel_automorphisms(np.eye(9))
+    assert [list(p) for p in st.kernel_automorphisms(np.diag([1.0, 2.0, 3.0]))] == [[0, 1, 2]]

@@ -15,7 +15,9 @@ gives, with scaled multipliers U, V and over-relaxation ``alpha``,
   slowly through the interplay of ``A(X) = b`` and ``X >= 0``, and makes the bound's cross
   entries free multipliers;
 * Y-step: ``Y = Pi_psd(alpha X + (1 - alpha) Y + U)`` (partial eigendecompositions,
-  :class:`cvxclust.linalg.PSDProjector`); Z-step: ``Z = max(alpha X + (1 - alpha) Z + V, 0)``;
+  :class:`cvxclust.linalg.PSDProjector`); when the output kernel admits relabelings of the
+  clusters, the iterates are invariant under them and the projection splits into blocks of
+  smaller order (:mod:`cvxclust.hsic._symmetry`); Z-step: ``Z = max(alpha X + (1 - alpha) Z + V, 0)``;
 * ``U``, ``V`` take the residuals.
 
 The iteration is a fixed-point map of the pre-projection points ``S_Y = alpha X + (1 - alpha) Y
@@ -64,6 +66,7 @@ from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._operator import AffineOperator
 from ._sdp import CLUHSICSDP
+from ._symmetry import ClusterSymmetry, SymmetricPSDProjector
 
 __all__ = ["ADMM", "admm"]
 
@@ -105,13 +108,18 @@ class ADMM(IterativeSolver):
         Largest accepted growth factor of the fixed-point residual after an extrapolation.
     partial_eig : bool
         Compute only the smaller side of the spectrum in the p.s.d. projections.
+    symmetry : bool
+        Split the p.s.d. projections by the relabelings of the clusters that keep ``A``
+        (without known labels; the result is the same, the projections are cheaper: for
+        ``chain(c)`` two blocks of half the order, for ``flat(c)`` two of order m).
 
     Returns
     -------
     Result
         ``X`` the mc x mc matrix Q; the history rows hold ``primal_residual``,
-        ``dual_residual`` and ``rho``.  ``extras``: ``rho`` (the final penalty) and
-        ``scale`` (the scale ``s`` of C).
+        ``dual_residual`` and ``rho``.  ``extras``: ``rho`` (the final penalty), ``scale``
+        (the scale ``s`` of C) and ``psd_blocks`` (the orders of the blocks the p.s.d.
+        projection splits into, each as often as it repeats; ``[m c]`` without symmetry).
     """
 
     method = "admm"
@@ -127,6 +135,7 @@ class ADMM(IterativeSolver):
         "anderson": Param(10, [Interval(Integral, 0, None, closed="left")]),
         "safeguard": Param(2.0, POSITIVE),
         "partial_eig": Param(True, ["boolean"]),
+        "symmetry": Param(True, ["boolean"]),
     }
 
     def size(self) -> int:
@@ -139,10 +148,19 @@ class ADMM(IterativeSolver):
         C = relaxation.cost_matrix(op.index)
         scale = max(np.linalg.norm(C) / relaxation.c, 1e-300)
         X = op.project(np.zeros((n, n)))
+        # the start is invariant under the relabelings that keep A, and every step commutes with
+        # them; known labels fix clusters, so they are left to the plain projection
+        symmetry = (ClusterSymmetry.from_kernel(relaxation.A) if self.symmetry and n == relaxation.m * relaxation.c
+                    else None)
+        if symmetry is None or symmetry.trivial:
+            # below PSDProjector's size threshold this is a full eigh, as fast as a partial one
+            project_psd, blocks = PSDProjector(n, partial=self.partial_eig), [n]
+        else:
+            project_psd = SymmetricPSDProjector(symmetry, relaxation.m, partial=self.partial_eig)
+            blocks = symmetry.orders(relaxation.m)
         return SimpleNamespace(
             op=op, n=n, Cs=C / scale, scale=scale, rho=self.rho, rescale=1.0,
-            # below PSDProjector's size threshold this is a full eigh, as fast as a partial one
-            project_psd=PSDProjector(n, partial=self.partial_eig),
+            project_psd=project_psd, psd_blocks=blocks,
             accelerator=AndersonAccelerator(self.anderson, self.safeguard, 2 * n * n),
             # the state S = (S_Y, S_Z), one flat array: Y = Pi_psd(S_Y), Z = max(S_Z, 0)
             S=np.concatenate([X.ravel(), X.ravel()]), image=None,
@@ -229,7 +247,7 @@ class ADMM(IterativeSolver):
         return Certificate(relaxation.embed(X), fresh, objective, {"worst": worst})
 
     def extras(self, state):
-        return {"rho": state.rho, "scale": state.scale}
+        return {"rho": state.rho, "scale": state.scale, "psd_blocks": state.psd_blocks}
 
 
 def _certificate(relaxation: CLUHSICSDP, op: AffineOperator, C, Lam_psd, Lam_nonneg) -> float:

@@ -22,7 +22,9 @@ clusters (tree loss, ring loss).  This package holds what both families need abo
   of ``A``).  Section 5.3: a solution whose clusters are a *reversed* chain is as right as the
   original, a solution with the clusters in the wrong order is wrong, although unrestricted
   (Hungarian) matching scores both perfect.  Pass the result to
-  ``cvxclust.metrics.accuracy(y_true, y_pred, permutations=...)``.
+  ``cvxclust.metrics.accuracy(y_true, y_pred, permutations=...)``;
+* :func:`kernel_automorphisms` -- the same for an output kernel given as a matrix, or a set that
+  generates them.
 
 Conventions: a permutation is an int array ``perm`` with ``perm[k]`` the new label of cluster
 ``k`` (so ``perm[y_pred]`` relabels a prediction), as ``cvxclust.metrics`` expects
@@ -43,7 +45,7 @@ from ._builders import chain, flat, kron, ring, tree
 from ._graphs import KINDS, as_structure, n_clusters
 from ._kernels import check_output_kernel, output_kernel
 from ._losses import LOSS_KINDS, check_loss_matrix, loss_matrix
-from ._permutations import admissible_permutations
+from ._permutations import admissible_permutations, kernel_automorphisms
 
 __all__ = [
     "KINDS",
@@ -60,4 +62,5 @@ __all__ = [
     "loss_matrix",
     "check_loss_matrix",
     "admissible_permutations",
+    "kernel_automorphisms",
 ]

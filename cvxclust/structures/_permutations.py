@@ -9,8 +9,8 @@ import networkx as nx
 import numpy as np
 from networkx.algorithms.isomorphism import GraphMatcher
 
-from .._checks import check_int_range
-from ._kernels import output_kernel
+from .._checks import check_bool, check_int_range
+from ._kernels import check_output_kernel, output_kernel
 
 # flat(c) admits all c! relabelings; 8! = 40320 is the most the default enumerates.
 _DEFAULT_MAX_PERMUTATIONS = math.factorial(8)
@@ -64,14 +64,55 @@ def admissible_permutations(structure, *, max_permutations: int = _DEFAULT_MAX_P
         Hungarian matching (``permutations=None``) then.
     """
     max_permutations = check_int_range(max_permutations, "max_permutations", 1)
-    A = output_kernel(structure, check_psd=False)
+    return _automorphisms(output_kernel(structure, check_psd=False), max_permutations, False, "structure")
+
+
+def kernel_automorphisms(A, *, max_permutations: int = _DEFAULT_MAX_PERMUTATIONS,
+                         generators: bool = False) -> list[np.ndarray]:
+    r"""The permutations ``perm`` of the clusters with ``A[perm][:, perm] == A`` (to a relative
+    1e-9), for a symmetric output kernel ``A`` given as a matrix; see :func:`admissible_permutations`,
+    which returns them for a structure.
+
+    Parameters
+    ----------
+    A : (c, c) array_like
+        Symmetric finite output kernel.
+    max_permutations : int, keyword-only
+        Raise rather than enumerate more than this many (default ``8! = 40320``).
+    generators : bool, keyword-only
+        Return only a set that *generates* the group: for a kernel ``a I + b (11^T - I)``, which
+        admits all ``c!`` relabelings, the swap of clusters 0 and 1 and the cycle
+        ``k -> k + 1 mod c`` (whatever ``c``, without the limit); every automorphism otherwise.
+
+    Returns
+    -------
+    list of ndarray of shape (c,), dtype int
+        Sorted lexicographically (the identity first when every automorphism is listed).
+
+    Raises
+    ------
+    ValueError
+        Naming ``A`` unless it is a finite real symmetric square matrix; naming
+        ``max_permutations`` when there are more automorphisms than that.
+    """
+    max_permutations = check_int_range(max_permutations, "max_permutations", 1)
+    generators = check_bool(generators, "generators")
+    return _automorphisms(check_output_kernel(A, psd=False), max_permutations, generators, "A")
+
+
+def _automorphisms(A: np.ndarray, max_permutations: int, generators: bool, name: str) -> list[np.ndarray]:
+    """The automorphisms (or generators) of the checked kernel A; errors name ``name``."""
     c = A.shape[0]
     off = A[~np.eye(c, dtype=bool)]
-    fully_symmetric = np.allclose(np.diag(A), A[0, 0]) and np.allclose(off, off[0])
+    fully_symmetric = np.allclose(np.diag(A), A[0, 0]) and (c < 2 or np.allclose(off, off[0]))
+    if fully_symmetric and generators:
+        swap, cycle = np.arange(c), np.roll(np.arange(c), -1)
+        swap[:2] = swap[1::-1]
+        return [np.array(p, dtype=int) for p in sorted({tuple(swap), tuple(cycle)})]
     if fully_symmetric and math.factorial(c) > max_permutations:
         # every relabeling keeps A = a I + b (11^T - I) (flat, complete graph, one-level tree)
         raise ValueError(
-            f"structure admits all {c}! = {math.factorial(c)} relabelings of its {c} clusters "
+            f"{name} admits all {c}! = {math.factorial(c)} relabelings of its {c} clusters "
             f"(more than max_permutations={max_permutations}); use unrestricted Hungarian "
             "matching instead (cvxclust.metrics.accuracy(..., permutations=None))"
         )
@@ -90,7 +131,7 @@ def admissible_permutations(structure, *, max_permutations: int = _DEFAULT_MAX_P
     for iso in GraphMatcher(G, G, node_match=match, edge_match=match).isomorphisms_iter():
         if len(perms) == max_permutations:
             raise ValueError(
-                f"structure admits more than max_permutations={max_permutations} relabelings; "
+                f"{name} admits more than max_permutations={max_permutations} relabelings; "
                 "use unrestricted Hungarian matching instead (cvxclust.metrics.accuracy(..., "
                 "permutations=None)) or raise max_permutations"
             )
