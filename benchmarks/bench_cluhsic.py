@@ -3,14 +3,18 @@ same instance, and the low-rank SDP (5.30) alone on large problems.
 
     python benchmarks/bench_cluhsic.py                 # SDP at m = 40 (c = 4); low-rank at m = 500, 1000, 2000 (c = 10)
     python benchmarks/bench_cluhsic.py --sdp-sizes 40 --lowrank-sizes 500   # a quicker run
-    python benchmarks/bench_cluhsic.py --sdp-sizes 20 30 40 50 60 80 --sdp-methods admm scs \
+    python benchmarks/bench_cluhsic.py --sdp-sizes 20 30 40 50 60 80 --sdp-methods admm admm-plain scs \
         --lowrank-sizes --name cluhsic_sdp_order      # the SDP's cost against its order m c
+    python benchmarks/bench_cluhsic.py --structure ring --sdp-methods admm admm-plain scs \
+        --lowrank-sizes --name cluhsic_speed_ring     # another structure, another symmetry
 
 SDP instances: the first 4 clusters of the rotating-object chain
 (:func:`cvxclust.datasets.rotating_object`), m / 4 images each, centred rbf kernel with the median
-width, output kernel of ``chain(4)``.  SCS's ``eps`` bounds its own residuals, not the
-relaxation's, so SCS runs at its default (1e-4) and at tighter settings, to find the first one
-whose worst residual matches the ADMM's.  "in eigh": the time in units of one full
+width, output kernel of ``chain(4)`` (``--structure``: ``ring(4)`` or ``flat(4)``).  "admm-plain"
+is the ADMM without the symmetry reduction of its p.s.d. projection (``symmetry=False``): the
+relabelings that keep the output kernel split it into blocks, two of order 2m for a chain.
+SCS's ``eps`` bounds its own residuals, not the relaxation's, so SCS runs at its default (1e-4)
+and at tighter settings, to find the first one whose worst residual matches the ADMM's.  "in eigh": the time in units of one full
 ``numpy.linalg.eigh`` of the mc x mc variable, timed in the same run.  The figure follows the
 ADMM's certified gap and worst residual through its checks, beside where each SCS run ended.
 
@@ -34,34 +38,36 @@ import numpy as np
 from _harness import RESULTS, eigh_seconds, environment, fmt, markdown_table, options_record, run_case, write_results
 
 # scs: eps 1e-4 (its default); scs-<eps>: tighter; clarabel: eps 1e-8
-SDP_METHODS = ("admm", "scs", "scs-1e-5", "scs-5e-6", "scs-3e-6", "scs-1e-6", "clarabel")
+SDP_METHODS = ("admm", "admm-plain", "scs", "scs-1e-5", "scs-5e-6", "scs-3e-6", "scs-1e-6", "clarabel")
 
 
-def sdp_instance(m: int):
+def sdp_instance(m: int, structure: str = "chain"):
+    from cvxclust import structures
     from cvxclust.datasets import rotating_object
     from cvxclust.kernels import center, rbf
-    from cvxclust.structures import chain, output_kernel
 
     X, y, _ = rotating_object("chain")
     keep = np.concatenate([np.flatnonzero(y == k)[: m // 4] for k in range(4)])
-    return center(rbf(X[keep])), output_kernel(chain(4)), y[keep]
+    return center(rbf(X[keep])), structures.output_kernel(getattr(structures, structure)(4)), y[keep]
 
 
-def sdp_case(m: int, method: str, time_limit: float) -> dict:
+def sdp_case(m: int, method: str, time_limit: float, structure: str = "chain") -> dict:
     from cvxclust.cluhsic import CLUHSICSDP
 
-    K, A, _ = sdp_instance(m)
+    K, A, _ = sdp_instance(m, structure)
     relaxation = CLUHSICSDP(K, A)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if method == "admm":
-            result = relaxation.solve("admm", time_limit=time_limit)
+        if method.startswith("admm"):
+            result = relaxation.solve("admm", time_limit=time_limit, symmetry=method == "admm")
         else:
             solver, eps = ("CLARABEL", 1e-8) if method == "clarabel" else ("SCS", float(method[4:] or 1e-4))
             result = relaxation.solve("reference", solver=solver, eps=eps)
     row = {"time": result.time, "objective": result.objective, "dual_bound": result.dual_bound,
            "relative_gap": result.relative_gap, "max_residual": result.max_residual,
            "iterations": result.iterations, "status": result.status}
+    if method.startswith("admm"):
+        row["psd_blocks"] = result.extras["psd_blocks"]
     if method == "admm":  # the checks' (time, certified gap, worst residual), for the figure
         row["trace"] = [(h["time"], h["relative_gap"], h["max_residual"]) for h in result.history
                         if h.get("relative_gap") is not None]
@@ -113,7 +119,7 @@ def compare(rows: list[dict], eigh: dict) -> None:
             r["in_eigh"] = r["time"] / r["eigh_time"]
 
 
-def plot(sdp_rows, path) -> None:
+def plot(sdp_rows, path, structure: str) -> None:
     """Per m: the ADMM's certified gap and worst residual at its checks against time, and where
     each SCS run ended (its certified gap and worst residual), with the ADMM's two targets."""
     import matplotlib.pyplot as plt
@@ -145,7 +151,7 @@ def plot(sdp_rows, path) -> None:
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("wall time (s)")
-        ax.set_title(f"SDP (5.23), m = {m}, c = 4")
+        ax.set_title(f"SDP (5.23), m = {m}, c = 4, {structure}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -156,10 +162,11 @@ def plot(sdp_rows, path) -> None:
 def markdown(sdp_rows, lowrank_rows) -> str:
     sdp = markdown_table(
         ["m", "c", "method", "time (s)", "in eigh", "time / ADMM time", "rel. gap to Clarabel", "below best bound",
-         "certified gap", "max residual", "iterations", "peak RSS (MB)", "status"],
+         "certified gap", "max residual", "iterations", "p.s.d. blocks", "peak RSS (MB)", "status"],
         [[r["m"], 4, r["method"], fmt(r.get("time"), ".2f"), fmt(r.get("in_eigh"), ".1f"),
           fmt(r.get("slowdown"), ".1f"), fmt(r.get("gap_clarabel"), ".1e"), fmt(r.get("gap_bound"), ".1e"),
           fmt(r.get("relative_gap"), ".1e"), fmt(r.get("max_residual"), ".1e"), r.get("iterations", "–"),
+          " + ".join(map(str, r["psd_blocks"])) if r.get("psd_blocks") else "–",
           fmt(r.get("peak_rss_mb"), ".0f"), r["status"]] for r in sdp_rows])
     low = markdown_table(
         ["m", "c", "method", "time incl. rounding (s)", "solve (s)", "objective tr((A kron K) YY^T)", "max residual",
@@ -180,6 +187,8 @@ def main(argv=None) -> int:
                         help="m of the SDP instances (c = 4: at most 80, the images of the first 4 clusters)")
     parser.add_argument("--sdp-methods", nargs="+", choices=SDP_METHODS, default=list(SDP_METHODS),
                         help="methods of the SDP rows")
+    parser.add_argument("--structure", choices=("chain", "ring", "flat"), default="chain",
+                        help="the output structure of the SDP rows (on 4 clusters)")
     parser.add_argument("--lowrank-sizes", type=int, nargs="*", default=[500, 1000, 2000])
     parser.add_argument("--clarabel-max-m", type=int, default=0,
                         help="largest m for Clarabel (an interior-point method on an mc x mc variable: "
@@ -201,7 +210,7 @@ def main(argv=None) -> int:
             if not (meth == "clarabel" and m > args.clarabel_max_m)]
     sdp_rows = []
     for m, meth in tqdm(jobs, desc="SDP (5.23)"):
-        sdp_rows.append(run_case(__file__, "sdp_case", m, meth, args.time_limit, timeout=args.timeout,
+        sdp_rows.append(run_case(__file__, "sdp_case", m, meth, args.time_limit, args.structure, timeout=args.timeout,
                                  threads=args.threads, row={"m": m, "method": meth}))
         tqdm.write(f"m={m} {meth}: {sdp_rows[-1]['status']} {fmt(sdp_rows[-1].get('time'), '.2f')} s")
     compare(sdp_rows, {m: eigh_seconds(4 * m, args.threads) for m in args.sdp_sizes})
@@ -215,7 +224,8 @@ def main(argv=None) -> int:
                                      timeout=args.timeout, threads=args.threads, row={"m": m, "method": name}))
         tqdm.write(f"m={m} {name}: {lowrank_rows[-1]['status']} {fmt(lowrank_rows[-1].get('time'), '.1f')} s")
     description = (
-        "SDP (5.23): rotating-object chain, first 4 clusters, centred rbf, A = chain(4); SCS at eps = 1e-4 (its "
+        f"SDP (5.23): rotating-object chain, first 4 clusters, centred rbf, A = {args.structure}(4); 'admm-plain': "
+        "the ADMM without the symmetry reduction of its p.s.d. projection; SCS at eps = 1e-4 (its "
         "default) down to 1e-6, Clarabel eps = 1e-8; 'below best bound': (smallest certified upper bound of "
         "the run - objective) / bound; ADMM defaults (certified relative gap <= 1e-4, residuals <= 1e-5), time "
         f"limit {args.time_limit:g} s; 'in eigh': time / one full eigh of the mc x mc variable. Low-rank (5.30), "
@@ -225,7 +235,8 @@ def main(argv=None) -> int:
     table = markdown(sdp_rows, lowrank_rows)
     write_results(args.out, args.name, "CLUHSIC: the SDP (5.23) and the low-rank SDP (5.30)", description,
                   table, {"options": options_record(args), "sdp": sdp_rows, "lowrank": lowrank_rows}, env,
-                  plot=(lambda path: plot(sdp_rows, path)) if any(r.get("trace") for r in sdp_rows) else None)
+                  plot=((lambda path: plot(sdp_rows, path, args.structure))
+                        if any(r.get("trace") for r in sdp_rows) else None))
     print(table)
     return 0
 
