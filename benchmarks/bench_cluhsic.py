@@ -14,8 +14,9 @@ width, output kernel of ``chain(4)`` (``--structure``: ``ring(4)`` or ``flat(4)`
 is the ADMM without the symmetry reduction of its p.s.d. projection (``symmetry=False``): the
 relabelings that keep the output kernel split it into blocks, two of order 2m for a chain.
 SCS's ``eps`` bounds its own residuals, not the relaxation's, so SCS runs at its default (1e-4)
-and at tighter settings, to find the first one whose worst residual matches the ADMM's.  "in eigh": the time in units of one full
-``numpy.linalg.eigh`` of the mc x mc variable, timed in the same run.  The figure follows the
+and at tighter settings, to find the first one whose worst residual matches the ADMM's.  "in
+eigh": the time in units of one full ``numpy.linalg.eigh`` of the mc x mc variable, timed in the
+same run.  The figure follows the
 ADMM's certified gap and worst residual through its checks, beside where each SCS run ended.
 
 Low-rank instances: digits (m images, 10 classes), centred rbf kernel, ``chain(10)`` (the digits
