@@ -64,21 +64,23 @@ class AndersonAccelerator:
                                             owner)
         size = validate_parameter("size", size, [Interval(Integral, 1, None, closed="left")], owner)
         if self.memory:
-            self.dS = np.empty((self.memory, size))
+            self.dT = np.empty((self.memory, size))  # differences of T(s) = dS + dG
             self.dG = np.empty((self.memory, size))
             self.gram = np.empty((self.memory, self.memory))
+            self.products = np.empty(self.memory)  # dG @ g of the last call, slot by slot
         self.reset()
 
     def reset(self) -> None:
         """Forget the stored differences (for instance after the map itself has changed)."""
         self.count = 0  # differences stored
         self.slot = 0  # next slot of the ring buffer
-        self.last = None  # (s, g) of the previous call
+        self.last = None  # (T(s), g) of the previous call
         self.fallback = None  # T(s) of the previous call, when its output was extrapolated
         self.last_norm = np.inf
 
     def step(self, s: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """The next state from the flat state ``s`` and its image ``t = T(s)`` (neither is modified)."""
+        """The next state from the flat state ``s`` and its image ``t = T(s)`` (neither is
+        modified; ``t`` is kept until the next call, so it must not change in between)."""
         if self.memory == 0:
             return t
         g = t - s
@@ -88,15 +90,17 @@ class AndersonAccelerator:
             self.reset()
             return fallback
         if self.last is not None:
-            k = self.slot
-            np.subtract(s, self.last[0], out=self.dS[k])
+            k, q = self.slot, min(self.count + 1, self.memory)
+            np.subtract(t, self.last[0], out=self.dT[k])
             np.subtract(g, self.last[1], out=self.dG[k])
-            self.count = min(self.count + 1, self.memory)
-            row = self.dG[: self.count] @ self.dG[k]
-            self.gram[k, : self.count] = row
-            self.gram[: self.count, k] = row
-            self.slot = (k + 1) % self.memory
-        self.last, self.last_norm = (s, g), norm
+            row = self.dG[:q] @ self.dG[k]
+            self.gram[k, :q] = row
+            self.gram[:q, k] = row
+            # dG_j @ g = dG_j @ g_prev + dG_j @ dG_k for the slots kept, since g = g_prev + dG_k
+            self.products[:q] += row
+            self.products[k] = self.dG[k] @ g
+            self.count, self.slot = q, (k + 1) % self.memory
+        self.last, self.last_norm = (t, g), norm
         if self.count == 0:
             self.fallback = None
             return t
@@ -104,6 +108,6 @@ class AndersonAccelerator:
         gram = self.gram[:q, :q].copy()
         # a Tikhonov term relative to the differences' scale keeps gamma bounded
         gram[np.diag_indices(q)] += 1e-10 * np.trace(gram) + 1e-300
-        gamma = np.linalg.solve(gram, self.dG[:q] @ g)
+        gamma = np.linalg.solve(gram, self.products[:q])
         self.fallback = t
-        return t - gamma @ self.dS[:q] - gamma @ self.dG[:q]
+        return t - gamma @ self.dT[:q]
