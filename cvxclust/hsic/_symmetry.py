@@ -8,21 +8,22 @@ every splitting step of the ADMM commutes with it; the ADMM starts from an invar
 all its iterates are invariant under the group G the relabelings generate.  The invariant
 matrices are ``Q = sum_O E_O kron Q_O`` over the orbitals O (orbits of G on the pairs of
 clusters, ``E_O`` their 0/1 indicator matrices): their cluster-level part lies in the commutant
-``Acal`` of the permutation matrices, a matrix *-algebra.  An orthogonal F of order c brings
-``Acal`` to its block-diagonal form ``F^T B F = blockdiag_k(I_{d_k} kron M_k)`` (``M_k`` of order
+``Com(G)`` of the permutation matrices, a matrix *-algebra.  An orthogonal F of order c brings
+``Com(G)`` to its block-diagonal form ``F^T B F = blockdiag_k(I_{d_k} kron M_k)`` (``M_k`` of order
 ``m_k``: the k-th irreducible representation of G appears ``m_k`` times, with dimension
 ``d_k``), so that ``(F kron I_m)^T Q (F kron I_m)`` has, for each k, ``d_k`` equal diagonal
 blocks of order ``m_k m``.  The projection onto the p.s.d. cone then needs one
 eigendecomposition of order ``m_k m`` per k instead of one of order ``m c``:
 
 * ``chain(c)`` (the reversal): two blocks of orders ``m ceil(c / 2)`` and ``m floor(c / 2)``;
-* ``ring(c)`` (the dihedral group): blocks of order m or 2m;
+* ``ring(c)`` (the dihedral group): blocks of order m, those of the two-dimensional
+  representations twice;
 * ``flat(c)`` (all relabelings): two blocks of order m (one of them ``c - 1`` times).
 
 F is computed numerically, after K. Murota, Y. Kanno, M. Kojima, S. Kojima, "A numerical algorithm
 for block-diagonal decomposition of matrix *-algebras with application to semidefinite
 programming", Japan Journal of Industrial and Applied Mathematics, 2010: the eigenvectors of a
-random symmetric element of ``Acal`` split R^c into eigenspaces, a second random element links
+random symmetric element of ``Com(G)`` split R^c into eigenspaces, a second random element links
 them into the isotypic components, and maps the first eigenspace of a component onto the others
 to align the ``d_k`` copies.  A third random element checks the result, which falls back to the
 component as a single block (no equal copies) when the alignment fails, as it must for
