@@ -383,3 +383,7 @@ def test_kernel_automorphisms_refuse_what_is_not_a_symmetric_kernel():
     with pytest.raises(ValueError, match="A admits all 9!"):
         st.kernel_automorphisms(np.eye(9))
     assert [list(p) for p in st.kernel_automorphisms(np.diag([1.0, 2.0, 3.0]))] == [[0, 1, 2]]
+    # nearly flat is not flat: the same tolerance as the search (relative 1e-9)
+    nearly_flat = 2.0 * np.eye(3) + 1e-6 * np.diag([0.0, 1.0, 2.0])
+    assert [list(p) for p in st.kernel_automorphisms(nearly_flat, generators=True)] == [[0, 1, 2]]
+    assert len(st.kernel_automorphisms(2.0 * np.eye(3) + 1e-12 * np.diag([0.0, 1.0, 2.0]))) == 6

@@ -110,7 +110,7 @@ class ADMM(IterativeSolver):
         Compute only the smaller side of the spectrum in the p.s.d. projections.
     symmetry : bool
         Split the p.s.d. projections by the relabelings of the clusters that keep ``A``
-        (without known labels; the result is the same, the projections are cheaper: for
+        (without known labels): the same iteration up to rounding, with cheaper projections (for
         ``chain(c)`` two blocks of half the order, for ``flat(c)`` two of order m).
 
     Returns

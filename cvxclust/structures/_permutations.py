@@ -104,7 +104,10 @@ def _automorphisms(A: np.ndarray, max_permutations: int, generators: bool, name:
     """The automorphisms (or generators) of the checked kernel A; errors name ``name``."""
     c = A.shape[0]
     off = A[~np.eye(c, dtype=bool)]
-    fully_symmetric = np.allclose(np.diag(A), A[0, 0]) and (c < 2 or np.allclose(off, off[0]))
+    # the tolerance of the search below: a kernel it treats as fully symmetric is one
+    atol = 1e-12 * max(np.abs(A).max(), 1e-300)
+    fully_symmetric = (np.allclose(np.diag(A), A[0, 0], rtol=1e-9, atol=atol)
+                       and (c < 2 or np.allclose(off, off[0], rtol=1e-9, atol=atol)))
     if fully_symmetric and generators:
         swap, cycle = np.arange(c), np.roll(np.arange(c), -1)
         swap[:2] = swap[1::-1]
