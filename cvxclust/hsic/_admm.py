@@ -29,15 +29,19 @@ and the memory restarted.  The extrapolation leaves a markedly smaller gap than 
 iteration after the same number of iterations.
 
 The penalty follows the two stopping figures rather than the primal and dual residuals: every
-``adapt_every`` iterations (at a check) rho is doubled when the worst residual relative to
-``residual_tol`` exceeds ``mu`` times the certified gap relative to ``tol / 4``, and halved in
-the opposite case.  A large rho enforces the consensus X = Y = Z quickly, a small one moves the
-multipliers, hence the bound.  The gap's target is below ``tol`` because the best bound is kept
-for good while the multipliers, hence fresh bounds, hardly move once rho is large: the bound is
-settled first, then the residuals.  The state ``S`` (value plus scaled multiplier) changes meaning
-with rho, so the extrapolation memory restarts at each change; classic residual balancing
-(Boyd et al. 2011, 3.4.1) changes rho too often for the extrapolation, hence the long period.
-With the cross entries fixed, this balancing needs fewer iterations than a fixed penalty.
+``adapt_every`` iterations (at a check) rho is doubled (up to 1e6 times its start) when the worst
+residual relative to ``residual_tol`` exceeds ``mu`` times the certified gap relative to its
+target, and halved (down to 1e-6 times its start) in the opposite case. A large rho enforces the
+consensus X = Y = Z quickly, a small one moves the multipliers, hence the bound. The gap's target
+is ``tol / 4`` while the gap is above ``tol``, because the best bound is kept for good while the
+multipliers, hence fresh bounds, hardly move once rho is large: the bound is settled first, then
+the residuals. Once the certified gap is below ``tol`` the bound has done its part and the target
+is ``tol`` itself, so the residuals get the penalty; otherwise both figures can creep down together
+at a balanced, small rho for thousands of iterations. The state ``S`` (value plus scaled
+multiplier) changes meaning with rho, so the extrapolation memory restarts at each change; classic
+residual balancing (Boyd et al. 2011, 3.4.1) changes rho too often for the extrapolation, hence the
+long period. With the cross entries fixed, this balancing needs fewer iterations than a fixed
+penalty.
 
 ``rho U <= 0`` (negative part of a p.s.d. projection) and ``rho V <= 0``; at a fixed point
 ``C - A*(y) = rho (U + V)``.  At every check the multiplier ``y = argmin ||C - rho U - rho V -
@@ -70,7 +74,10 @@ from ._symmetry import ClusterSymmetry, SymmetricPSDProjector
 
 __all__ = ["ADMM", "admm"]
 
-#: the fraction of ``tol`` the penalty balancing aims the certified gap at
+#: the range of the penalty relative to its initial value ``rho``
+RHO_RANGE = (1e-6, 1e6)
+
+#: the fraction of ``tol`` the penalty balancing aims the certified gap at while it is above ``tol``
 GAP_MARGIN = 0.25
 
 
@@ -188,12 +195,18 @@ class ADMM(IterativeSolver):
         balancing period, or take the (accelerated) fixed-point step."""
         if state.checked and iteration % self.adapt_every == 0:
             # balance the two stopping figures, each against its target: the gap's is a quarter
-            # of tol because the best bound is kept while a raised penalty all but freezes the
-            # multipliers, so the bound must be good before the residuals are pushed down
-            progress_primal, progress_gap = state.worst / self.residual_tol, state.gap / (GAP_MARGIN * self.tol)
-            if max(progress_primal, progress_gap) > self.mu * min(progress_primal, progress_gap):
-                state.rescale = 2.0 if progress_primal > progress_gap else 0.5
-                state.rho *= state.rescale
+            # of tol until the gap is certified below tol, because the best bound is kept while a
+            # raised penalty all but freezes the multipliers, so the bound must be good before
+            # the residuals are pushed down
+            gap_target = self.tol if state.gap <= self.tol else GAP_MARGIN * self.tol
+            progress_primal, progress_gap = state.worst / self.residual_tol, state.gap / gap_target
+            factor = 2.0 if progress_primal > progress_gap else 0.5
+            # within RHO_RANGE of the start: a gap that cannot reach its target (a tol below what
+            # the bound attains) would otherwise halve rho until the X-step's C / rho overflows
+            within = RHO_RANGE[0] <= state.rho * factor / self.rho <= RHO_RANGE[1]
+            if within and max(progress_primal, progress_gap) > self.mu * min(progress_primal, progress_gap):
+                state.rescale = factor
+                state.rho *= factor
                 state.S = state.image
                 state.accelerator.reset()
                 state.Y_prev = None

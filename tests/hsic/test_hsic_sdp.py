@@ -331,17 +331,42 @@ def test_admm_warns_at_max_iter():
     assert result.X.shape == (20, 20)
 
 
-@pytest.mark.parametrize("gap_in_tol, expected", [(0.5, 0.5), (0.2, 1.0), (0.02, 2.0)])
-def test_admm_balancing_aims_the_gap_at_a_quarter_of_tol(gap_in_tol, expected):
-    """With the residuals just met (0.9 residual_tol), a certified gap of half tol still halves
-    the penalty (its target is tol / 4: the bound, kept for good, settles while rho is small);
-    within mu of a quarter of tol rho stays; far below it rho doubles for the residuals."""
+@pytest.mark.parametrize("gap_in_tol, residual_in_tol, expected", [
+    (1.5, 0.9, 0.5),  # above tol, the gap aims at tol / 4: 6 against 0.9, rho halves
+    (0.5, 0.9, 1.0),  # certified below tol, it aims at tol: 0.5 against 0.9, within mu, rho stays
+    (0.5, 2.0, 2.0),  # 0.5 against 2: the residuals get the penalty (aimed at tol / 4, rho would stay)
+    (0.02, 0.9, 2.0),  # far below tol: rho doubles for the residuals
+    (1.1, 2.0, 0.5),  # just above tol: 4.4 against 2, rho halves
+])
+def test_admm_balancing_aims_the_gap_at_a_quarter_of_tol_until_it_is_certified(gap_in_tol, residual_in_tol, expected):
+    """The gap's target is tol / 4 while the certified gap is above tol (the bound, kept for good,
+    settles while rho is small), tol once it is below; mu = 2."""
     solver = ADMM(CLUHSICSDP(*instance(8, 2)), mu=2.0, adapt_every=10)
     state = solver.init_state()
     solver.step(state, 0)
-    state.checked, state.gap, state.worst = True, gap_in_tol * solver.tol, 0.9 * solver.residual_tol
+    state.checked, state.gap = True, gap_in_tol * solver.tol
+    state.worst = residual_in_tol * solver.residual_tol
     solver._advance(state, 10)
     assert state.rho == expected * solver.rho
+
+
+@pytest.mark.parametrize("start, gap_in_tol, residual_in_tol", [(1e-6, 10.0, 0.9), (1e6, 0.01, 100.0)])
+def test_admm_penalty_stays_within_its_range(start, gap_in_tol, residual_in_tol):
+    """At the ends of RHO_RANGE the balancing stops: a gap that cannot reach its target would
+    otherwise halve rho until C / rho overflows (without them, tol = 1e-6 on a 90 x 90 digits
+    instance takes rho to 2e-16 and ends with a residual of 30)."""
+    solver = ADMM(CLUHSICSDP(*instance(8, 2)), mu=2.0, adapt_every=10)
+    state = solver.init_state()
+    solver.step(state, 0)
+    state.rho = start * solver.rho
+    state.checked, state.gap = True, gap_in_tol * solver.tol
+    state.worst = residual_in_tol * solver.residual_tol
+    solver._advance(state, 10)
+    assert state.rho == start * solver.rho and state.rescale == 1.0
+    state.rho = solver.rho  # away from the ends the same figures move it
+    state.checked = True
+    solver._advance(state, 10)
+    assert state.rho != solver.rho
 
 
 def test_auto_dispatches_to_admm():
