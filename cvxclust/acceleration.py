@@ -74,13 +74,12 @@ class AndersonAccelerator:
         """Forget the stored differences (for instance after the map itself has changed)."""
         self.count = 0  # differences stored
         self.slot = 0  # next slot of the ring buffer
-        self.last = None  # (T(s), g) of the previous call
+        self.last = None  # (s, g) of the previous call
         self.fallback = None  # T(s) of the previous call, when its output was extrapolated
         self.last_norm = np.inf
 
     def step(self, s: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """The next state from the flat state ``s`` and its image ``t = T(s)`` (neither is
-        modified; ``t`` is kept until the next call, so it must not change in between)."""
+        """The next state from the flat state ``s`` and its image ``t = T(s)`` (neither is modified)."""
         if self.memory == 0:
             return t
         g = t - s
@@ -91,8 +90,11 @@ class AndersonAccelerator:
             return fallback
         if self.last is not None:
             k, q = self.slot, min(self.count + 1, self.memory)
-            np.subtract(t, self.last[0], out=self.dT[k])
             np.subtract(g, self.last[1], out=self.dG[k])
+            # dT = dS + dG from the previous state, which the caller has replaced rather than
+            # changed (t, which may become the next state, is not kept)
+            np.subtract(s, self.last[0], out=self.dT[k])
+            self.dT[k] += self.dG[k]
             row = self.dG[:q] @ self.dG[k]
             self.gram[k, :q] = row
             self.gram[:q, k] = row
@@ -100,7 +102,7 @@ class AndersonAccelerator:
             self.products[:q] += row
             self.products[k] = self.dG[k] @ g
             self.count, self.slot = q, (k + 1) % self.memory
-        self.last, self.last_norm = (t, g), norm
+        self.last, self.last_norm = (s, g), norm
         if self.count == 0:
             self.fallback = None
             return t

@@ -16,8 +16,12 @@ from ._kernels import check_output_kernel, output_kernel
 _DEFAULT_MAX_PERMUTATIONS = math.factorial(8)
 
 
+#: when two kernel entries count as equal, in the search and in the fully symmetric test alike
+REL_TOL, ABS_TOL = 1e-9, 1e-12
+
+
 def _close(x: float, y: float) -> bool:
-    return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+    return math.isclose(x, y, rel_tol=REL_TOL, abs_tol=ABS_TOL)
 
 
 def admissible_permutations(structure, *, max_permutations: int = _DEFAULT_MAX_PERMUTATIONS) -> list[np.ndarray]:
@@ -104,10 +108,8 @@ def _automorphisms(A: np.ndarray, max_permutations: int, generators: bool, name:
     """The automorphisms (or generators) of the checked kernel A; errors name ``name``."""
     c = A.shape[0]
     off = A[~np.eye(c, dtype=bool)]
-    # the tolerance of the search below: a kernel it treats as fully symmetric is one
-    atol = 1e-12 * max(np.abs(A).max(), 1e-300)
-    fully_symmetric = (np.allclose(np.diag(A), A[0, 0], rtol=1e-9, atol=atol)
-                       and (c < 2 or np.allclose(off, off[0], rtol=1e-9, atol=atol)))
+    fully_symmetric = (np.allclose(np.diag(A), A[0, 0], rtol=REL_TOL, atol=ABS_TOL)
+                       and (c < 2 or np.allclose(off, off[0], rtol=REL_TOL, atol=ABS_TOL)))
     if fully_symmetric and generators:
         swap, cycle = np.arange(c), np.roll(np.arange(c), -1)
         swap[:2] = swap[1::-1]
