@@ -254,7 +254,7 @@ class ADMM(IterativeSolver):
         objective = state.scale * float(np.sum(state.Cs * X))
         worst = _worst_residual(X, state.op)
         # the figures the rho balancing of the next iteration weighs
-        state.gap = relative_gap(objective, min(bound, fresh))
+        state.gap = relative_gap(objective, min(bound, fresh), self.gap_floor)
         state.worst = worst
         state.checked = True
         return Certificate(relaxation.embed(X), fresh, objective, {"worst": worst})

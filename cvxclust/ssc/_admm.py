@@ -172,8 +172,8 @@ class ADMM(FrobeniusSolver):
                 state.gain = max(fresh - bound, 0.0) / scale
         best = bound if fresh is None else max(bound, fresh)
         figures = {"restored_objective": restored}
-        if relative_gap(restored, best) >= self.tol and negative < self.residual_tol \
-                and relative_gap(objective, best) < self.tol:
+        if relative_gap(restored, best, self.gap_floor) >= self.tol and negative < self.residual_tol \
+                and relative_gap(objective, best, self.gap_floor) < self.tol:
             # restoring costs more than tol (a cruder restore() of a subclass): F itself, whose
             # one violation is its negative entries
             return Certificate(F, fresh, objective, {"nonnegativity": negative}, figures)

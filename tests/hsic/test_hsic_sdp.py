@@ -284,6 +284,39 @@ def test_relaxation_bounds_every_hard_partition():
     assert result.dual_bound >= reference.objective - 1e-7 * abs(reference.objective)
 
 
+def test_objective_scale_bounds_every_feasible_objective():
+    """c ||A||_2 ||K||_2 bounds |tr((A kron K) Q)| over the feasible set: the lifted partitions and
+    the SDP optimum stay within it."""
+    rng = np.random.default_rng(3)
+    m, c = 8, 3
+    K, A = instance(m, c, "ring")
+    relaxation = CLUHSICSDP(K, A)
+    scale = relaxation.objective_scale()
+    assert scale == pytest.approx(c * np.abs(np.linalg.eigvalsh(A)).max() * np.abs(np.linalg.eigvalsh(K)).max())
+    for _ in range(20):
+        P = partition_matrix(random_labels(m, c, rng), c, normalized=True)
+        assert abs(relaxation.objective(lift(P))) <= scale
+    assert abs(relaxation.solve("reference", **REFERENCE).objective) <= scale
+
+
+@pytest.mark.parametrize("known", [None, "all"])
+def test_one_cluster_is_certified_at_its_only_feasible_point(known):
+    """With c = 1 the feasible set is the single point 11^T/m, of objective 0 for a centred K: no
+    relative gap of two rounding errors is small, and the gap's floor (objective_scale) certifies
+    it."""
+    m = 12
+    K, _ = instance(m, 2)
+    relaxation = CLUHSICSDP(K, np.ones((1, 1)), known=None if known is None else np.zeros(m, dtype=int))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = relaxation.solve("admm")
+    assert result.status == "optimal"
+    assert result.iterations < 200
+    assert result.relative_gap <= 1e-4
+    np.testing.assert_allclose(result.X, np.full((m, m), 1.0 / m), atol=1e-6)
+    assert abs(result.objective) <= 1e-8 * relaxation.objective_scale()
+
+
 def test_dual_value_is_an_upper_bound_for_any_multiplier():
     """b^T y + c lambda_max(C - A*(y) + Z) bounds every feasible point, whatever y and Z >= 0."""
     rng = np.random.default_rng(0)
