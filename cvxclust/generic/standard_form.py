@@ -291,15 +291,15 @@ class _Reader:
             argument, factor = inner
             return self._frobenius(argument, weight * factor, expr)
         raise ValueError(
-            f"the objective term {_describe(expr)} (atom {type(expr).__name__}) is outside the class: the generic solver "
-            "takes a linear objective plus weighted squared Frobenius norms of affine expressions of X "
+            f"the objective term {_describe(expr)} (atom {type(expr).__name__}) is outside the class: the generic "
+            "solver takes a linear objective plus weighted squared Frobenius norms of affine expressions of X "
             "(sum_squares(X - K), norm(X - K, 'fro')**2)")
 
     def _frobenius(self, argument, weight: float, expr) -> None:
         """Add ``weight * ||argument||_F^2`` for an affine ``argument = a X + E``."""
         if weight < 0:
-            raise ValueError(f"the objective term {_describe(expr)} has the wrong sign for a convex problem (a squared norm "
-                             "must be added when minimizing, subtracted when maximizing)")
+            raise ValueError(f"the objective term {_describe(expr)} has the wrong sign for a convex problem (a "
+                             "squared norm must be added when minimizing, subtracted when maximizing)")
         if not _is_linear(argument):
             raise ValueError(f"the squared norm in {_describe(expr)} must be of an affine expression of X")
         A, b = self._affine(argument)
@@ -309,8 +309,8 @@ class _Reader:
         scale = float(gram[diagonal[0], diagonal[0]])
         identity = _symmetric_identity(n)
         if scale <= 0 or abs(gram - scale * identity).max() > 1e-10 * scale:
-            raise ValueError(f"the squared norm in {_describe(expr)} is not of the form ||a X + E||_F^2: the generic solver "
-                             "takes squared Frobenius norms of the whole matrix (a weighted or partial norm "
+            raise ValueError(f"the squared norm in {_describe(expr)} is not of the form ||a X + E||_F^2: the generic "
+                             "solver takes squared Frobenius norms of the whole matrix (a weighted or partial norm "
                              "has no closed-form proximal step)")
         self.c += weight * scale
         self.C += 2.0 * weight * (A.T @ b).reshape(n, n)
