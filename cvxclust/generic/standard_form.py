@@ -325,7 +325,8 @@ class _Reader:
         if isinstance(constraint, cp.constraints.PSD):
             A, b = self._affine(constraint.args[0])
             identity = _symmetric_identity(self.n)
-            if A.shape != identity.shape or abs(A - identity).max() > 1e-12 or np.abs(b).max(initial=0) > 0:
+            a = float(A[0, 0]) if A.shape == identity.shape else 0.0  # a X >> 0 with a > 0 is X >> 0
+            if a <= 0 or abs(A - a * identity).max() > 1e-12 * a or np.abs(b).max(initial=0) > 0:
                 raise ValueError(f"{name}: the only semidefinite constraint of the class is X >> 0 on the whole "
                                  "variable")
             self.psd = True

@@ -112,6 +112,18 @@ def test_variable_attributes():
         assert form.psd and form.m == 0
 
 
+@pytest.mark.parametrize("psd", [lambda X: 2 * X >> 0, lambda X: X / 3 >> 0, lambda X: -X << 0,
+                                 lambda X: cp.PSD(0.5 * X)], ids=["2X", "X/3", "-X<<0", "PSD(X/2)"])
+def test_a_positive_multiple_of_x_in_the_cone_is_x_in_the_cone(psd):
+    form = read(psd)
+    assert form.psd and form.m == 0
+
+
+def test_a_negative_multiple_of_x_in_the_cone_is_not_x_in_the_cone():
+    with pytest.raises(ValueError, match="constraint 0.*X >> 0 on the whole"):
+        read(lambda X: -2 * X >> 0)
+
+
 def rows_as_matrices(form):
     return [form.A[r].toarray().reshape(N, N) for r in range(form.m)]
 
