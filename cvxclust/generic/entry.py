@@ -66,12 +66,18 @@ class CvxpyRelaxation(Relaxation):
         return methods
 
     def objective_scale(self) -> float:
-        """The objective at the centre ``a 11^T + b I`` of the feasible set, 0 if there is none."""
+        """The size of the objective's terms at the centre ``a 11^T + b I`` of the feasible set,
+        ``c ||X||^2 + ||C|| ||X|| + |constant|``, 0 if there is none.  It bounds the objective
+        there, and unlike the objective it does not vanish by cancellation (a graph Laplacian's
+        objective is 0 at ``11^T``), which would leave a zero optimum without a floor."""
         if self._objective_scale is None:
             from .structure import structure
 
-            centre = structure(self.standard_form, partial=False).centre
-            self._objective_scale = 0.0 if centre is None else abs(self.standard_form.objective(centre))
+            form = self.standard_form
+            centre = structure(form, partial=False).centre
+            size = 0.0 if centre is None else float(np.linalg.norm(centre))
+            self._objective_scale = 0.0 if centre is None else \
+                form.c * size ** 2 + float(np.linalg.norm(form.C)) * size + abs(form.constant)
         return self._objective_scale
 
 

@@ -110,7 +110,8 @@ class StandardForm:
 
     def residuals(self, X: np.ndarray, *, spectrum: bool = True) -> dict[str, float]:
         """Relative violations of the constraints by ``X``: ``symmetry`` ``||X - X^T|| / ||X||``;
-        ``bounds`` the largest violation of ``L <= X <= U`` over ``max |X|``; ``rows`` the largest
+        ``bounds`` the largest violation of ``L <= X <= U``, each entry over ``max(|bound|, max |X|)``
+        (a row's scale for a one-entry row); ``rows`` the largest
         violation of ``lo <= A(X) <= hi``, each row over ``max(|bound|, ||A_r||_1 max|X|)``; ``psd``
         ``max(0, -lambda_min) / max |lambda|`` (one eigendecomposition; skipped when ``spectrum`` is
         False).  Only the constraints the problem has appear."""
@@ -120,7 +121,7 @@ class StandardForm:
         S = (X + X.T) / 2
         if np.isfinite(self.L).any() or np.isfinite(self.U).any():
             violation = np.maximum(self.L - S, S - self.U)
-            res["bounds"] = float(max(violation.max(), 0.0) / scale)
+            res["bounds"] = float(max((violation / np.maximum(self.bound_sizes, scale)).max(), 0.0))
         if self.m:
             values = self.row_values(S)
             below, above = self.lo - values, values - self.hi
@@ -132,6 +133,14 @@ class StandardForm:
             w = np.linalg.eigvalsh(S)
             res["psd"] = float(max(0.0, -w[0]) / max(np.abs(w).max(), 1e-300))
         return res
+
+    @property
+    def bound_sizes(self) -> np.ndarray:
+        """``max(|L|, |U|)`` over the finite bounds of each entry (0 where it has none)."""
+        if not hasattr(self, "_bound_sizes"):
+            self._bound_sizes = np.maximum(np.where(np.isfinite(self.L), np.abs(self.L), 0.0),
+                                           np.where(np.isfinite(self.U), np.abs(self.U), 0.0))
+        return self._bound_sizes
 
     @property
     def row_norms(self) -> np.ndarray:
@@ -192,6 +201,11 @@ def _the_variable(problem) -> cp.Variable:
         raise ValueError(f"the variable {X.name()} has attributes {unsupported} outside the class (supported: "
                          f"{sorted(_ATTRIBUTES)})")
     return X
+
+
+def _describe(expression) -> str:
+    """``str(expression)`` on one line (cvxpy prints a matrix constant over several)."""
+    return " ".join(str(expression).split())
 
 
 def _bound_value(value, n: int, default: float) -> np.ndarray:
@@ -277,17 +291,17 @@ class _Reader:
             argument, factor = inner
             return self._frobenius(argument, weight * factor, expr)
         raise ValueError(
-            f"the objective term {expr} (atom {type(expr).__name__}) is outside the class: the generic solver "
-            "takes a linear objective plus weighted squared Frobenius norms of affine expressions of X "
+            f"the objective term {_describe(expr)} (atom {type(expr).__name__}) is outside the class: the generic "
+            "solver takes a linear objective plus weighted squared Frobenius norms of affine expressions of X "
             "(sum_squares(X - K), norm(X - K, 'fro')**2)")
 
     def _frobenius(self, argument, weight: float, expr) -> None:
         """Add ``weight * ||argument||_F^2`` for an affine ``argument = a X + E``."""
         if weight < 0:
-            raise ValueError(f"the objective term {expr} has the wrong sign for a convex problem (a squared norm "
-                             "must be added when minimizing, subtracted when maximizing)")
+            raise ValueError(f"the objective term {_describe(expr)} has the wrong sign for a convex problem (a "
+                             "squared norm must be added when minimizing, subtracted when maximizing)")
         if not _is_linear(argument):
-            raise ValueError(f"the squared norm in {expr} must be of an affine expression of X")
+            raise ValueError(f"the squared norm in {_describe(expr)} must be of an affine expression of X")
         A, b = self._affine(argument)
         n = self.n
         gram = (A.T @ A).tocsr()
@@ -295,8 +309,8 @@ class _Reader:
         scale = float(gram[diagonal[0], diagonal[0]])
         identity = _symmetric_identity(n)
         if scale <= 0 or abs(gram - scale * identity).max() > 1e-10 * scale:
-            raise ValueError(f"the squared norm in {expr} is not of the form ||a X + E||_F^2: the generic solver "
-                             "takes squared Frobenius norms of the whole matrix (a weighted or partial norm "
+            raise ValueError(f"the squared norm in {_describe(expr)} is not of the form ||a X + E||_F^2: the generic "
+                             "solver takes squared Frobenius norms of the whole matrix (a weighted or partial norm "
                              "has no closed-form proximal step)")
         self.c += weight * scale
         self.C += 2.0 * weight * (A.T @ b).reshape(n, n)
@@ -304,14 +318,15 @@ class _Reader:
 
     # -- the constraints -------------------------------------------------------------------------
     def constraint(self, index: int, constraint) -> None:
-        name = f"constraint {index} ({constraint})"
+        name = f"constraint {index} ({_describe(constraint)})"
         if not all(_is_linear(arg) for arg in constraint.args):
             raise ValueError(f"{name} is not affine in X: the class has X >> 0 and affine equalities and "
                              "inequalities of X")
         if isinstance(constraint, cp.constraints.PSD):
             A, b = self._affine(constraint.args[0])
             identity = _symmetric_identity(self.n)
-            if A.shape != identity.shape or abs(A - identity).max() > 1e-12 or np.abs(b).max(initial=0) > 0:
+            a = float(A[0, 0]) if A.shape == identity.shape else 0.0  # a X >> 0 with a > 0 is X >> 0
+            if a <= 0 or abs(A - a * identity).max() > 1e-12 * a or np.abs(b).max(initial=0) > 0:
                 raise ValueError(f"{name}: the only semidefinite constraint of the class is X >> 0 on the whole "
                                  "variable")
             self.psd = True

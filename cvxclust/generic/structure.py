@@ -44,12 +44,14 @@ def structure(form: StandardForm, *, partial: bool = True) -> Structure:
     keep = np.ones(form.m, dtype=bool)
     absorbed = {}
     beta, rows = _common_row_sums(form)
+    row_sums = beta
     if beta is not None and (beta >= 0 or not form.psd):
         keep[rows] = False
         absorbed["row_sums"] = beta
     else:
         beta = None
     trace, trace_max, row = _trace_row(A, lo, hi, keep, n)
+    _check_consistent(form, row_sums, trace, trace_max)
     if row is not None:
         keep[row] = False
         absorbed["trace"] = trace if trace is not None else trace_max
@@ -76,6 +78,38 @@ def structure(form: StandardForm, *, partial: bool = True) -> Structure:
     centre = _centre(form, spectral, A, lo, hi)
     deepest = _centre(form, spectral, A, lo, hi, deepest=True) if form.psd and centre is not None else None
     return Structure(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest)
+
+
+def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
+    """Raise a ValueError naming constraints read here that contradict each other outright (a
+    typo such as ``diag(X) == -1`` under ``X >> 0``), on which the splitting would only run to its
+    iteration limit: ``X >> 0`` needs ``X_ii >= 0``, ``1^T X 1 >= 0`` and, with ``X 1 = beta 1``,
+    ``X_ii >= beta / n`` (Cauchy-Schwarz), so ``tr X >= beta``; ``X >= 0`` off the diagonal with
+    the row sums gives ``X_ii <= beta``."""
+    n, off_diagonal = form.n, ~np.eye(form.n, dtype=bool)
+    lower, upper = np.diag(form.L), np.diag(form.U)
+    if form.psd and upper.min() < 0:
+        i = int(np.argmin(upper))
+        raise ValueError(f"the problem is infeasible: X >> 0 needs X[{i}, {i}] >= 0, but X[{i}, {i}] <= {upper[i]:g}")
+    if form.psd and beta is not None and beta < 0:
+        raise ValueError(f"the problem is infeasible: X >> 0 needs 1^T X 1 >= 0, but the rows of X sum to {beta:g}")
+    least = [(float(lower.sum()), "the bounds on the diagonal")]
+    if form.psd:
+        least.append((0.0 if beta is None else beta, "X >> 0" if beta is None else "X >> 0 and the row sums"))
+    most = [(float(upper.sum()), "the bounds on the diagonal")]
+    if beta is not None and n > 1 and (form.L[off_diagonal] >= 0).all():
+        most.append((n * beta, "X >= 0 off the diagonal and the row sums"))
+    low, why_low = max(least)
+    high, why_high = min(most)
+    for value, relation in ((trace, "="), (trace_max, "<=")):
+        if value is None:
+            continue
+        margin = 1e-9 * max(1.0, abs(value))
+        if value < low - margin:
+            raise ValueError(f"the problem is infeasible: tr X {relation} {value:g}, but {why_low} make it at "
+                             f"least {low:g}")
+        if relation == "=" and value > high + margin:
+            raise ValueError(f"the problem is infeasible: tr X = {value:g}, but {why_high} make it at most {high:g}")
 
 
 def _common_row_sums(form: StandardForm):

@@ -316,6 +316,61 @@ def test_a_tiny_or_zero_objective_is_certified_like_its_unit_scale(scale):
         assert scaled.objective == 0.0 and scaled.dual_bound == 0.0
 
 
+def test_the_gap_floor_does_not_vanish_where_the_objective_cancels_at_the_centre():
+    """min <L, X> over X >> 0, diag(X) = 1 for a graph Laplacian L: the centre is 11^T, where
+    the objective is 0 by cancellation; the floor comes from the size of the objective's terms
+    there, so the zero optimum (objective and bound rounding errors) is certified at a gap within
+    the floor's reach, not run to the iteration limit."""
+    rng = np.random.default_rng(0)
+    n = 12
+    W = rng.random((n, n))
+    W = (W + W.T) / 2
+    np.fill_diagonal(W, 0.0)
+    L = np.diag(W.sum(axis=1)) - W
+    X = cp.Variable((n, n), symmetric=True)
+    problem = cp.Problem(cp.Minimize(cp.trace(L @ X)), [X >> 0, cp.diag(X) == 1])
+    relaxation = cvxclust.generic.CvxpyRelaxation(problem)
+    assert relaxation.objective_scale() == pytest.approx(np.linalg.norm(L) * n)  # ||L|| ||11^T||
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = cvxclust.solve(problem, tol=1e-4, max_iter=500)
+    assert result.status == "optimal" and abs(result.objective) <= 1e-12 and result.dual_bound <= 0.0
+    assert result.gap_floor == pytest.approx(np.sqrt(np.finfo(float).eps) * relaxation.objective_scale())
+
+
+N_INFEASIBLE = 6
+INFEASIBLE = {
+    "negative diagonal": (lambda X: [X >> 0, cp.diag(X) == -1], r"X >> 0 needs X\[0, 0\] >= 0"),
+    "negative row sums": (lambda X: [X >> 0, cp.sum(X, axis=1) == -1], "X >> 0 needs 1\\^T X 1 >= 0"),
+    "trace above n beta": (lambda X: [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == 2 * N_INFEASIBLE],
+                           "tr X = 12, .*at most 6"),
+    "trace below beta": (lambda X: [X >> 0, cp.sum(X, axis=1) == 3, cp.trace(X) == 1], "tr X = 1, .*at least 3"),
+    "trace below the diagonal": (lambda X: [X >> 0, cp.diag(X) >= 1, cp.trace(X) <= 2], "tr X <= 2, .*at least 6"),
+}
+
+
+@pytest.mark.parametrize("case", INFEASIBLE)
+def test_constraints_that_contradict_outright_are_named(case):
+    """Constraints the structure reads that contradict each other (a typo such as ``diag(X) ==
+    -1`` under ``X >> 0``) raise a ValueError naming them, instead of running to the iteration
+    limit."""
+    constraints, message = INFEASIBLE[case]
+    X = cp.Variable((N_INFEASIBLE, N_INFEASIBLE), symmetric=True)
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(X - np.eye(N_INFEASIBLE))), constraints(X))
+    with pytest.raises(ValueError, match="infeasible: .*" + message):
+        cvxclust.solve(problem, max_iter=50)
+
+
+@pytest.mark.parametrize("k", [1, N_INFEASIBLE])
+def test_constraints_feasible_only_on_their_boundary_are_solved(k):
+    """k = 1 (``11^T / n``: trace = beta) and k = n (``I``: trace = n beta) are feasible."""
+    n = N_INFEASIBLE
+    X = cp.Variable((n, n), symmetric=True)
+    constraints = [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == k, cp.diag(X) >= 1 / n]
+    result = cvxclust.solve(cp.Problem(cp.Maximize(cp.trace(np.diag(np.arange(n)) @ X)), constraints))
+    assert result.status == "optimal"
+
+
 def test_polishing_certifies_an_exactly_feasible_point_sooner():
     """Peng-Wei on digits: the centre's entries are about 1/n, so restoring the iterate by mixing
     costs about n times its negativity, and without polishing the solve ends on the unrestored

@@ -112,6 +112,18 @@ def test_variable_attributes():
         assert form.psd and form.m == 0
 
 
+@pytest.mark.parametrize("psd", [lambda X: 2 * X >> 0, lambda X: X / 3 >> 0, lambda X: -X << 0,
+                                 lambda X: cp.PSD(0.5 * X)], ids=["2X", "X/3", "-X<<0", "PSD(X/2)"])
+def test_a_positive_multiple_of_x_in_the_cone_is_x_in_the_cone(psd):
+    form = read(psd)
+    assert form.psd and form.m == 0
+
+
+def test_a_negative_multiple_of_x_in_the_cone_is_not_x_in_the_cone():
+    with pytest.raises(ValueError, match="constraint 0.*X >> 0 on the whole"):
+        read(lambda X: -2 * X >> 0)
+
+
 def rows_as_matrices(form):
     return [form.A[r].toarray().reshape(N, N) for r in range(form.m)]
 
@@ -180,6 +192,25 @@ def test_residuals_zero_when_feasible_positive_otherwise():
     assert "psd" not in form.residuals(bad, spectrum=False)
 
 
+def test_a_bound_violation_is_relative_to_the_bound_as_a_row_violation_is():
+    """A violated bound counts over ``max(|bound|, max |X|)``, as a row over ``max(|bound|,
+    ||A_r||_1 max |X|)``: at ``X = 0`` the violation of ``diag(X) == -1`` is 1, the same as that
+    of the row ``X_00 + X_11 == -2`` (not a division by a zero X)."""
+    X = cp.Variable((N, N), symmetric=True)
+    bounds = standard_form(cp.Problem(cp.Minimize(0), [X >> 0, cp.diag(X) == -1]))
+    rows = standard_form(cp.Problem(cp.Minimize(0), [X >> 0, X[0, 0] + X[1, 1] == -2]))
+    zero = np.zeros((N, N))
+    assert bounds.residuals(zero)["bounds"] == pytest.approx(1.0)
+    assert rows.residuals(zero)["rows"] == pytest.approx(1.0)
+    small = np.full((N, N), 0.01)
+    assert bounds.residuals(small)["bounds"] == pytest.approx(1.01)
+    # where X is larger than the bound, its size still sets the scale (X >= 0 at a negative entry)
+    nonneg = standard_form(cp.Problem(cp.Minimize(0), [X >= 0]))
+    bad = np.eye(N) * 2.0
+    bad[0, 1] = bad[1, 0] = -0.5
+    assert nonneg.residuals(bad)["bounds"] == pytest.approx(0.25)
+
+
 def problem(objective=None, constraints=(), **attributes):
     X = cp.Variable((N, N), **(attributes or {"symmetric": True}))
     return cp.Problem(objective(X) if objective else cp.Minimize(cp.trace(X)), [c(X) for c in constraints])
@@ -236,6 +267,21 @@ def test_outside_the_class_is_named(case):
     build, message = BAD[case]
     with pytest.raises(ValueError, match="(?s)" + message):
         standard_form(build())
+
+
+@pytest.mark.parametrize("build", [
+    lambda X, K: cp.Problem(cp.Minimize(cp.norm1(X - K))),
+    lambda X, K: cp.Problem(cp.Minimize(cp.sum_squares(cp.multiply(K, X)))),
+    lambda X, K: cp.Problem(cp.Maximize(cp.trace(K @ X)), [X << K]),
+    lambda X, K: cp.Problem(cp.Maximize(cp.trace(X)), [cp.abs(X - K) <= 1]),
+], ids=["term", "squared norm", "semidefinite", "not affine"])
+def test_an_error_names_a_large_expression_on_one_line(build):
+    """cvxpy prints a matrix constant over many lines: the message keeps it on one, so that the
+    part outside the class stays readable."""
+    X = cp.Variable((20, 20), symmetric=True)
+    with pytest.raises(ValueError) as error:
+        standard_form(build(X, np.arange(400.0).reshape(20, 20) / 400))
+    assert "\n" not in str(error.value) and "  " not in str(error.value)
 
 
 def test_a_zero_weighted_nonlinear_term_is_read():
