@@ -116,11 +116,9 @@ class ADMM(IterativeSolver):
     partial_eig : bool
         Compute only the smaller side of the spectrum in the p.s.d. projections.
     symmetry : bool
-        Split the p.s.d. projections by the relabelings of the clusters that keep ``A`` (and
-        fix every cluster with known labels): the same iteration up to rounding, with cheaper
-        projections (for ``chain(c)`` two blocks of half the order, for ``flat(c)`` two of order
-        m; with known labels the blocks have the order of the full variable's, not of the free
-        indices').
+        Split the p.s.d. projections by the relabelings of the clusters that keep ``A``
+        (without known labels): the same iteration up to rounding, with cheaper projections (for
+        ``chain(c)`` two blocks of half the order, for ``flat(c)`` two of order m).
 
     Returns
     -------
@@ -157,18 +155,15 @@ class ADMM(IterativeSolver):
         C = relaxation.cost_matrix(op.index)
         scale = max(np.linalg.norm(C) / relaxation.c, 1e-300)
         X = op.project(np.zeros((n, n)))
-        # the start is invariant under the relabelings that keep A and fix the clusters of known
-        # labels, and every step commutes with them
-        known = relaxation.known
-        labelled = () if known is None else known[known >= 0]
-        symmetry = ClusterSymmetry.from_kernel(relaxation.A, fixed=labelled) if self.symmetry else None
-        if symmetry is None or not symmetry.splits(relaxation.m, n):
+        # the start is invariant under the relabelings that keep A, and every step commutes with
+        # them; known labels fix clusters, so they are left to the plain projection
+        symmetry = (ClusterSymmetry.from_kernel(relaxation.A) if self.symmetry and n == relaxation.m * relaxation.c
+                    else None)
+        if symmetry is None or symmetry.trivial:
             # below PSDProjector's size threshold this is a full eigh, as fast as a partial one
             project_psd, blocks = PSDProjector(n, partial=self.partial_eig), [n]
         else:
-            full = n == relaxation.m * relaxation.c
-            project_psd = SymmetricPSDProjector(symmetry, relaxation.m, partial=self.partial_eig,
-                                                index=None if full else op.index)
+            project_psd = SymmetricPSDProjector(symmetry, relaxation.m, partial=self.partial_eig)
             blocks = symmetry.orders(relaxation.m)
         return SimpleNamespace(
             op=op, n=n, Cs=C / scale, scale=scale, rho=self.rho, rescale=1.0,

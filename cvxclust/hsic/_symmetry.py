@@ -74,13 +74,11 @@ class ClusterSymmetry:
             self.blocks = [[np.eye(c)]]
 
     @classmethod
-    def from_kernel(cls, A: np.ndarray, fixed=()) -> ClusterSymmetry:
-        """The symmetry of the output kernel ``A`` (its automorphisms, :func:`kernel_automorphisms`)
-        that keep each cluster of ``fixed`` in place (those holding known labels); none (a single
-        block) when there are more than ``8!`` such automorphisms and ``A`` is not ``a I + b (11^T - I)``
-        with nothing fixed."""
+    def from_kernel(cls, A: np.ndarray) -> ClusterSymmetry:
+        """The symmetry of the output kernel ``A`` (its automorphisms, :func:`kernel_automorphisms`);
+        none (a single block) when it has more than ``8!`` automorphisms without being ``a I + b (11^T - I)``."""
         try:
-            permutations = kernel_automorphisms(A, generators=True, fixed=fixed)
+            permutations = kernel_automorphisms(A, generators=True)
         except ValueError:
             permutations = [np.arange(A.shape[0])]
         return cls(permutations, A.shape[0])
@@ -95,12 +93,6 @@ class ClusterSymmetry:
         as many times as it repeats."""
         return [copies[0].shape[1] * m for copies in self.blocks for _ in copies]
 
-    def splits(self, m: int, n: int) -> bool:
-        """Whether the blocks make a p.s.d. projection of order n cheaper: their distinct
-        eigendecompositions cost at most half of one of order n (by the orders cubed), which
-        leaves room for the congruences (a few products of the full order)."""
-        return not self.trivial and sum((copies[0].shape[1] * m) ** 3 for copies in self.blocks) <= n ** 3 / 2
-
 
 class SymmetricPSDProjector:
     """``Pi_psd(Q)`` for an mc x mc symmetric Q invariant under a :class:`ClusterSymmetry`
@@ -108,31 +100,21 @@ class SymmetricPSDProjector:
 
     Only the invariant part of Q is seen: for an invariant Q the result is exact; in general it
     is the projection of the block of the first copy, repeated.
-
-    With ``index`` (the free indices of known labels: rows ``l m + p`` that may be nonzero) Q is
-    given as its principal submatrix on them.  Q is zero on the other rows and columns, which
-    the fixed clusters' permutations map onto each other, so the whole matrix is invariant; its
-    projection is zero there too, and only the principal submatrix is returned.
     """
 
-    def __init__(self, symmetry: ClusterSymmetry, m: int, *, partial: bool = True, index=None):
+    def __init__(self, symmetry: ClusterSymmetry, m: int, *, partial: bool = True):
         self.symmetry, self.m = symmetry, m
-        self.index = None if index is None else np.ix_(index, index)
         self.projectors = [PSDProjector(copies[0].shape[1] * m, partial=partial) for copies in symmetry.blocks]
 
     def __call__(self, Q: np.ndarray) -> np.ndarray:
         c, m = self.symmetry.c, self.m
-        if self.index is not None:
-            full = np.zeros((c * m, c * m))
-            full[self.index] = Q
-            Q = full
         out = np.zeros_like(Q)
         for copies, project in zip(self.symmetry.blocks, self.projectors):
             block = _congruence(copies[0], Q, c, m)
             block = project((block + block.T) / 2)
             for G in copies:
                 _add_expansion(out, G, block, c, m)
-        return out if self.index is None else out[self.index]
+        return out
 
 
 def _congruence(G: np.ndarray, Q: np.ndarray, c: int, m: int) -> np.ndarray:

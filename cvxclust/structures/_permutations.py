@@ -72,11 +72,10 @@ def admissible_permutations(structure, *, max_permutations: int = _DEFAULT_MAX_P
 
 
 def kernel_automorphisms(A, *, max_permutations: int = _DEFAULT_MAX_PERMUTATIONS,
-                         generators: bool = False, fixed=()) -> list[np.ndarray]:
+                         generators: bool = False) -> list[np.ndarray]:
     r"""The permutations ``perm`` of the clusters with ``A[perm][:, perm] == A`` (to a relative
     1e-9), for a symmetric output kernel ``A`` given as a matrix; see :func:`admissible_permutations`,
-    which returns them for a structure.  With ``fixed``, only those with ``perm[k] == k`` for
-    every k in it (the stabilizer of those clusters, e.g. the ones holding known labels).
+    which returns them for a structure.
 
     Parameters
     ----------
@@ -86,11 +85,8 @@ def kernel_automorphisms(A, *, max_permutations: int = _DEFAULT_MAX_PERMUTATIONS
         Raise rather than enumerate more than this many (default ``8! = 40320``).
     generators : bool, keyword-only
         Return only a set that *generates* the group: for a kernel ``a I + b (11^T - I)``, which
-        admits all ``c!`` relabelings, the swap of the first two clusters not fixed and the
-        cycle through the clusters not fixed (whatever ``c``, without the limit); every
-        automorphism otherwise.
-    fixed : sequence of int, keyword-only
-        Clusters every returned permutation keeps in place (default none).
+        admits all ``c!`` relabelings, the swap of clusters 0 and 1 and the cycle
+        ``k -> k + 1 mod c`` (whatever ``c``, without the limit); every automorphism otherwise.
 
     Returns
     -------
@@ -101,59 +97,40 @@ def kernel_automorphisms(A, *, max_permutations: int = _DEFAULT_MAX_PERMUTATIONS
     ------
     ValueError
         Naming ``A`` unless it is a finite real symmetric square matrix; naming
-        ``max_permutations`` when there are more automorphisms than that; naming ``fixed``
-        unless it holds cluster indices in ``range(c)``.
+        ``max_permutations`` when there are more automorphisms than that.
     """
     max_permutations = check_int_range(max_permutations, "max_permutations", 1)
     generators = check_bool(generators, "generators")
-    A = check_output_kernel(A, psd=False)
-    clusters = np.asarray(fixed, dtype=object if isinstance(fixed, str) else None).ravel()
-    if clusters.size and not np.issubdtype(clusters.dtype, np.integer):
-        raise ValueError(f"fixed must be a sequence of cluster indices (int), got {fixed!r}")
-    clusters = np.unique(clusters.astype(int))
-    if clusters.size and (clusters[0] < 0 or clusters[-1] >= A.shape[0]):
-        raise ValueError(f"fixed must hold clusters in range({A.shape[0]}), got {clusters.tolist()}")
-    return _automorphisms(A, max_permutations, generators, "A", clusters)
+    return _automorphisms(check_output_kernel(A, psd=False), max_permutations, generators, "A")
 
 
-def _automorphisms(A: np.ndarray, max_permutations: int, generators: bool, name: str,
-                   fixed: np.ndarray = np.empty(0, dtype=int)) -> list[np.ndarray]:
-    """The automorphisms (or generators) of the checked kernel A that fix the clusters ``fixed``;
-    errors name ``name``."""
+def _automorphisms(A: np.ndarray, max_permutations: int, generators: bool, name: str) -> list[np.ndarray]:
+    """The automorphisms (or generators) of the checked kernel A; errors name ``name``."""
     c = A.shape[0]
     off = A[~np.eye(c, dtype=bool)]
     fully_symmetric = (np.allclose(np.diag(A), A[0, 0], rtol=REL_TOL, atol=ABS_TOL)
                        and (c < 2 or np.allclose(off, off[0], rtol=REL_TOL, atol=ABS_TOL)))
-    moving = np.setdiff1d(np.arange(c), fixed)  # every relabeling of these keeps a fully symmetric A
     if fully_symmetric and generators:
-        swap, cycle = np.arange(c), np.arange(c)
-        swap[moving[:2]] = moving[:2][::-1]
-        cycle[moving] = np.roll(moving, -1)
+        swap, cycle = np.arange(c), np.roll(np.arange(c), -1)
+        swap[:2] = swap[1::-1]
         return [np.array(p, dtype=int) for p in sorted({tuple(swap), tuple(cycle)})]
-    if fully_symmetric and math.factorial(moving.size) > max_permutations:
+    if fully_symmetric and math.factorial(c) > max_permutations:
         # every relabeling keeps A = a I + b (11^T - I) (flat, complete graph, one-level tree)
         raise ValueError(
-            f"{name} admits all {moving.size}! = {math.factorial(moving.size)} relabelings of its "
-            f"{moving.size} clusters{' not fixed' if fixed.size else ''} (more than "
-            f"max_permutations={max_permutations}); use unrestricted Hungarian matching instead "
-            "(cvxclust.metrics.accuracy(..., permutations=None))"
+            f"{name} admits all {c}! = {math.factorial(c)} relabelings of its {c} clusters "
+            f"(more than max_permutations={max_permutations}); use unrestricted Hungarian "
+            "matching instead (cvxclust.metrics.accuracy(..., permutations=None))"
         )
     if fully_symmetric:
-        perms = []
-        for image in itertools.permutations(moving):  # lexicographic, as the moving clusters are sorted
-            perm = np.arange(c)
-            perm[moving] = image
-            perms.append(perm)
-        return perms
+        return [np.array(p, dtype=int) for p in itertools.permutations(range(c))]  # lexicographic
     G = nx.Graph()
-    # a fixed cluster gets a label of its own, so that an isomorphism maps it only to itself
-    G.add_nodes_from((k, {"a": float(A[k, k]), "fixed": k if k in fixed else -1}) for k in range(c))
+    G.add_nodes_from((k, {"a": float(A[k, k])}) for k in range(c))
     # zero entries are the complete graph's missing edges
     rows, cols = np.nonzero(np.abs(np.triu(A, 1)) > 1e-12 * np.abs(A).max())
     G.add_edges_from((i, j, {"a": float(A[i, j])}) for i, j in zip(rows.tolist(), cols.tolist()))
 
     def match(x, y):  # node and edge attributes alike
-        return _close(x["a"], y["a"]) and x.get("fixed") == y.get("fixed")
+        return _close(x["a"], y["a"])
 
     perms = []
     for iso in GraphMatcher(G, G, node_match=match, edge_match=match).isomorphisms_iter():

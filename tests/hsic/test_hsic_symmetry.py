@@ -49,48 +49,6 @@ def test_projection_by_blocks_is_the_projection(name):
         np.testing.assert_allclose(projector(Q), expected, atol=1e-12 * np.abs(expected).max())
 
 
-@pytest.mark.parametrize("structure, fixed", [("flat4", [0]), ("ring4", [0]), ("ring6", [1]), ("tree22", [3]),
-                                              ("flat4", [0, 2])])
-def test_projection_on_the_free_indices_of_known_labels(structure, fixed):
-    """Known labels in the clusters ``fixed`` (some points labelled, the rows of the other clusters
-    at those points zero): the group that fixes those clusters keeps the zero pattern, and the
-    blocks of the padded matrix project the principal submatrix on the free indices exactly."""
-    m, rng = 5, np.random.default_rng(1)
-    A = output_kernel(STRUCTURES[structure])
-    c = A.shape[0]
-    permutations = kernel_automorphisms(A, generators=True, fixed=fixed)
-    symmetry = ClusterSymmetry.from_kernel(A, fixed=fixed)
-    assert not symmetry.trivial
-    free = np.ones((c, m), dtype=bool)
-    for p, label in enumerate(fixed):  # point p is known to lie in cluster `label`
-        free[:, p] = False
-        free[label, p] = True
-    index = np.flatnonzero(free.ravel())
-    projector = SymmetricPSDProjector(symmetry, m, index=index)
-    for _ in range(3):
-        Q = invariant_matrix(permutations, c, m, rng)
-        Q[~free.ravel()] = 0.0
-        Q[:, ~free.ravel()] = 0.0
-        X = Q[np.ix_(index, index)]
-        expected = project_psd(X)
-        np.testing.assert_allclose(projector(X), expected, atol=1e-12 * np.abs(expected).max())
-
-
-def test_splitting_pays_only_when_the_blocks_are_small():
-    m, n = 10, 40
-    # chain(4): two blocks of order 2m, a quarter of the cost of one of order 4m
-    assert ClusterSymmetry.from_kernel(output_kernel(chain(4))).splits(m, n)
-    # ring(4) with cluster 0 fixed: the reflection through it leaves blocks 3m and m, about 0.44
-    # of the cost of order 4m, and known labels leave fewer free indices than 4m
-    ring4 = ClusterSymmetry.from_kernel(output_kernel(ring(4)), fixed=[0])
-    assert sorted(ring4.orders(m)) == [m, 3 * m]
-    assert ring4.splits(m, n) and not ring4.splits(m, n - 4)
-    # flat(4) with cluster 0 fixed: blocks 2m and m (twice)
-    flat4 = ClusterSymmetry.from_kernel(output_kernel(flat(4)), fixed=[0])
-    assert sorted(flat4.orders(m)) == [m, m, 2 * m] and flat4.splits(m, n - 4)
-    assert not ClusterSymmetry.from_kernel(output_kernel(chain(4)), fixed=[0]).splits(m, n)
-
-
 def test_block_orders_follow_the_group():
     m = 7
     # the reversal of a chain: two blocks of about half the order
