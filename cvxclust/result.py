@@ -88,8 +88,8 @@ class Result:
         ``"optimal"`` (relative gap below ``tol`` and worst residual below ``residual_tol``,
         both certified), ``"converged"`` (a method with no certificate of optimality, such as a
         local search or a rounding, met its own stopping rule), ``"max_iter"``,
-        ``"time_limit"``, ``"stalled"`` (no further progress possible), or a cvxpy status for
-        the reference.
+        ``"time_limit"``, ``"stalled"`` (no further progress possible), ``"infeasible"`` (the
+        constraints are certified infeasible), or a cvxpy status for the reference.
     method : str
         The name the method was called by.
     iterations : int

@@ -55,6 +55,7 @@ STOP_REASONS = {
     "max_iter": "iteration limit reached",
     "time_limit": "time limit reached",
     "stalled": "no further progress possible",
+    "infeasible": "the constraints are certified infeasible: along some multipliers the bound grows without limit",
 }
 
 POSITIVE = [Interval(Real, 0, None, closed="neither")]
@@ -214,6 +215,12 @@ class IterativeSolver:
     def stall(self, note: str = "") -> None:
         """Stop after this iteration with status ``"stalled"``."""
         self.status = "stalled"
+        self._stop_note = note
+
+    def declare_infeasible(self, note: str = "") -> None:
+        """Stop after this iteration with status ``"infeasible"``: for a solver that has found a
+        certificate (a direction of its multipliers along which its bound grows without limit)."""
+        self.status = "infeasible"
         self._stop_note = note
 
     @property

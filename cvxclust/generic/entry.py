@@ -147,13 +147,18 @@ def _solve_in_place(problem, **options):
     problem's value and status as cvxpy's own solvers do; returns the optimal value."""
     result = solve(problem, **options)
     variable = problem.variables()[0]
-    variable.save_value(result.X)
-    status = {"optimal": cp.OPTIMAL, "converged": cp.OPTIMAL_INACCURATE}.get(result.status, cp.USER_LIMIT)
-    problem._status = status
-    problem._value = result.objective
+    problem._status = {"optimal": cp.OPTIMAL, "converged": cp.OPTIMAL_INACCURATE,
+                       "infeasible": cp.INFEASIBLE}.get(result.status, cp.USER_LIMIT)
+    if result.status == "infeasible":
+        # as cvxpy reports an infeasible problem: no point, the value of an empty feasible set
+        variable.save_value(None)
+        problem._value = np.inf if isinstance(problem.objective, cp.Minimize) else -np.inf
+    else:
+        variable.save_value(result.X)
+        problem._value = result.objective
     problem._solver_stats = None
     problem.cvxclust_result = result
-    return result.objective
+    return problem._value
 
 
 cp.Problem.register_solve("cvxclust", _solve_in_place)

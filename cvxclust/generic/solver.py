@@ -33,6 +33,13 @@ whose first term is a projection onto S (``c > 0``) or an extreme eigenvalue (``
 bounds the trace; otherwise it is finite only where ``C - Lambda - A^* y`` is p.s.d. and the
 solver says that no bound is available).  The ADMM multipliers (``Lambda = -rho U``) are used.
 
+**Infeasible constraints.**  Without the objective the same bound is a lower bound on the value
+0 of the feasibility problem, and it is positively homogeneous in the multipliers, so a positive
+value at any multipliers proves that no X meets the constraints.  Where none does, the ADMM's
+multipliers diverge along such a direction (Banjac et al. 2019): every fifth check evaluates the
+bound without the objective at the move of the multipliers since the previous such check, and a
+positive value (after the same rounding allowance) stops the solve with status ``"infeasible"``.
+
 **The returned point.**  The iterate in S; in the two-block case it is restored
 (:func:`cvxclust.generic.restoration.restore`: the box violations off the diagonal moved onto it,
 then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.structure`), so
@@ -46,7 +53,9 @@ The best exactly feasible point of all checks is kept.
 
 References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
 Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
-in Machine Learning, 2011; Z. Wen, D. Goldfarb, W. Yin, "Alternating direction augmented
+in Machine Learning, 2011; G. Banjac, P. Goulart, B. Stellato, S. Boyd, "Infeasibility detection in
+the alternating direction method of multipliers for convex optimization", Journal of Optimization
+Theory and Applications, 2019; Z. Wen, D. Goldfarb, W. Yin, "Alternating direction augmented
 Lagrangian methods for semidefinite programming", Mathematical Programming Computation, 2010.
 """
 
@@ -74,6 +83,8 @@ __all__ = ["GenericSolver"]
 _TINY = 1e-300
 #: an extrapolation may move the state at most this many times the size of the plain step's image
 _REACH = 100.0
+#: checks between two tests of infeasibility
+INFEASIBILITY_EVERY = 5
 
 
 class GenericSolver(IterativeSolver):
@@ -117,7 +128,10 @@ class GenericSolver(IterativeSolver):
     Result
         ``extras``: ``rho``, ``box_multiplier`` (``Lambda``), ``row_multipliers`` (``y``, for the
         rows left after the structure is read), ``structure`` (what the eigendecomposition
-        enforces exactly), ``eigendecompositions``, ``cone_free_iterations``.
+        enforces exactly), ``eigendecompositions``, ``cone_free_iterations``, ``infeasibility``
+        (None, or with status ``"infeasible"`` the certificate: the moves ``box_multiplier`` and
+        ``row_multipliers`` of the multipliers along which the bound of the problem without its
+        objective, ``bound``, is positive; see the module docstring).
     """
 
     method = "generic"
@@ -376,46 +390,66 @@ class GenericSolver(IterativeSolver):
     def dual_bound(self, state) -> float:
         """The certified bound of the module docstring at the current multipliers, in the
         problem's sense and scale."""
-        Lam = self._box_multiplier(state)
-        return self._bound_at(state, Lam)
+        value = self._bound_at(state, self._box_multiplier(state), -state.lam)
+        return value if state.form.sense == "minimize" else -value
 
-    def _bound_at(self, state, Lam) -> float:
+    def _infeasibility(self, state):
+        """The feasibility bound (:meth:`_bound_at` without the objective) along the move of the
+        multipliers since the last test, ``(value, box move, row move)``, at every
+        ``INFEASIBILITY_EVERY``-th check (a test costs an extreme eigenvalue); None otherwise and
+        at the first test.  Where the constraints are infeasible the ADMM's multipliers diverge
+        along a direction on which it is positive (Banjac et al. 2019)."""
+        state.checks = getattr(state, "checks", 0) + 1
+        if state.checks % INFEASIBILITY_EVERY:
+            return None
+        Lam, y = self._box_multiplier(state), -state.lam
+        previous, state.last_multipliers = getattr(state, "last_multipliers", None), (Lam, y)
+        if previous is None:
+            return None
+        dLam = None if Lam is None or previous[0] is None else Lam - previous[0]
+        dy = y - previous[1]
+        return self._bound_at(state, dLam, dy, objective=False), dLam, dy
+
+    def _bound_at(self, state, Lam, y, objective: bool = True) -> float:
+        """The bound of the module docstring at the box multiplier ``Lam`` and the row multipliers
+        ``y``, for the minimisation form.  Without the objective it bounds the value 0 of the
+        feasibility problem, so that a positive value certifies that no X meets the constraints
+        (it is positively homogeneous in the multipliers: its supremum is then infinite)."""
         form, split = state.form, state.split
+        C, c = (form.C, form.c) if objective else (np.zeros_like(form.C), 0.0)
         # the bound is the sum of these terms; their sizes bound its rounding error, which runaway
         # multipliers would otherwise let cross the optimal value
-        terms = [form.constant]
+        terms = [form.constant if objective else 0.0]
         M = np.zeros((form.n, form.n))
         if split.A.shape[0]:
-            y = -state.lam
             lo, hi = split.lo, split.hi
             y = np.where(((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)), 0.0, y)
             terms.append(np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0), 0.0)
                          + np.where(y < 0, y * np.where(np.isfinite(hi), hi, 0.0), 0.0))
             M += (split.A.T @ y).reshape(form.n, form.n)
         if Lam is not None:
-            if form.c == 0 and not state.spectral.psd:
+            if c == 0 and not state.spectral.psd:
                 # a linear objective on a polyhedral S is bounded below only when G has no part
                 # along S's recession directions, which the ADMM multiplier meets only in the
                 # limit: the box multiplier takes that part (any multiplier gives a valid bound)
-                Lam = Lam + state.spectral.unbounded_part(form.C - M - Lam)
+                Lam = Lam + state.spectral.unbounded_part(C - M - Lam)
             Lam = np.where(((Lam > 0) & ~state.finite_L) | ((Lam < 0) & ~state.finite_U), 0.0, Lam)
             terms += [np.maximum(Lam, 0.0) * state.L0, np.minimum(Lam, 0.0) * state.U0]
             M += Lam
-        G = form.C - M
+        G = C - M
         spectral, norm = state.spectral, float(np.linalg.norm(G))
-        if form.c > 0:
-            X = spectral.project(-G / (2.0 * form.c))
-            terms += [form.c * X * X, G * X]
+        if c > 0:
+            X = spectral.project(-G / (2.0 * c))
+            terms += [c * X * X, G * X]
             # X is accurate to eps times the point projected, and G multiplies its error
-            reach = norm / (2.0 * form.c)
+            reach = norm / (2.0 * c)
         else:
-            terms.append(spectral.min_linear(G, scale=max(np.linalg.norm(form.C), np.linalg.norm(M))))
+            terms.append(spectral.min_linear(G, scale=max(np.linalg.norm(C), np.linalg.norm(M))))
             # an eigenvalue is accurate to eps times its matrix's norm, times the trace it scales
             reach = max(abs(spectral.trace or 0.0), abs(spectral.trace_max or 0.0), abs(spectral.beta or 0.0))
         value = sum(float(np.sum(term)) for term in terms)
         size = sum(float(np.sum(np.abs(term))) for term in terms) + norm * reach
-        value -= 8.0 * form.n * np.finfo(float).eps * size
-        return value if form.sense == "minimize" else -value
+        return value - 8.0 * form.n * np.finfo(float).eps * size
 
     def _own_residuals(self, state, X, in_s: bool):
         residuals = state.form.residuals(X, spectrum=not in_s)
@@ -436,6 +470,11 @@ class GenericSolver(IterativeSolver):
             state.U_box = multipliers.get("B")
         fresh = self.dual_bound(state)
         best = self._better(fresh, bound)
+        found = None if final else self._infeasibility(state)
+        if found is not None and found[0] > 0:
+            state.infeasibility = found
+            self.declare_infeasible(
+                f"the bound without the objective along the multipliers' move is {found[0]:.3g} > 0")
         Z = state.Z
         certificate = Certificate(Z, fresh, form.objective(Z), self._own_residuals(state, Z, in_s=True))
         # the violation of the iterate itself (a restored point has none)
@@ -492,4 +531,13 @@ class GenericSolver(IterativeSolver):
         Lam = self._box_multiplier(state)
         return {"rho": state.rho, "box_multiplier": Lam, "row_multipliers": -state.lam,
                 "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions,
-                "cone_free_iterations": getattr(state, "cone_free_iterations", 0)}
+                "cone_free_iterations": getattr(state, "cone_free_iterations", 0),
+                "infeasibility": self._certificate_of_infeasibility(state)}
+
+    @staticmethod
+    def _certificate_of_infeasibility(state):
+        found = getattr(state, "infeasibility", None)
+        if found is None:
+            return None
+        value, dLam, dy = found
+        return {"bound": value, "box_multiplier": dLam, "row_multipliers": dy}

@@ -222,6 +222,62 @@ def test_a_limit_is_a_user_limit(limit):
         assert cvxclust.solve(problem, **limit).status != "optimal"
 
 
+def _clustering_problem(extra, sense=cp.Maximize, n=20):
+    """Peng-Wei on rbf(blobs) with ``extra(X)`` added."""
+    rng = np.random.default_rng(4)
+    points = np.repeat(rng.standard_normal((4, 2)) * 3, n // 4, axis=0) + rng.standard_normal((n, 2))
+    X = cp.Variable((n, n), symmetric=True)
+    constraints = [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == 4] + extra(X)
+    return cp.Problem(sense(cp.trace(rbf(points) @ X)), constraints), X
+
+
+#: constraints that no X of the Peng-Wei set meets, each by a different route
+UNMEETABLE = {
+    # X >= 0 with unit row sums keeps a 5 x 5 block's sum at most 5 (a row left over)
+    "block sum": lambda X: [cp.sum(X[:5, :5]) >= 30],
+    # an entry above 1/2 (a box bound), where X_01 <= sqrt(X_00 X_11) and X_00 + X_01 <= 1
+    "an entry": lambda X: [X[0, 1] >= 0.6],
+    # the diagonal sums to the trace 4 (a row against the trace in the structure)
+    "diagonal": lambda X: [cp.sum(cp.diag(X)[:10]) >= 4.5],
+}
+
+
+@pytest.mark.parametrize("sense", [cp.Maximize, cp.Minimize])
+@pytest.mark.parametrize("name", list(UNMEETABLE))
+def test_infeasible_constraints_are_certified_infeasible(name, sense):
+    problem, _ = _clustering_problem(UNMEETABLE[name], sense)
+    reference, _ = _clustering_problem(UNMEETABLE[name], sense)
+    reference.solve(**CLARABEL)
+    assert reference.status == cp.INFEASIBLE
+    with pytest.warns(ConvergenceWarning, match="infeasible"):
+        result = cvxclust.solve(problem)
+    assert result.status == "infeasible"
+    assert result.iterations < 2000  # well before max_iter
+    certificate = result.extras["infeasibility"]
+    assert certificate["bound"] > 0
+    assert certificate["row_multipliers"] is not None
+    # in place, as cvxpy reports an infeasible problem
+    problem, X = _clustering_problem(UNMEETABLE[name], sense)
+    with pytest.warns(ConvergenceWarning):
+        value = problem.solve(method="cvxclust")
+    assert problem.status == cp.INFEASIBLE and X.value is None
+    assert value == problem.value == (np.inf if sense is cp.Minimize else -np.inf)
+
+
+def test_feasible_problems_carry_no_certificate_of_infeasibility():
+    # feasible only on their boundary (points 0-4 a cluster of their own; X_01 <= sqrt(X_00 X_11)
+    # and X_00 + X_01 <= 1 keep X_01 at most 1/2): no direction of the multipliers certifies anything
+    for extra in (lambda X: [cp.sum(X[:5, :5]) >= 5], lambda X: [X[0, 1] >= 0.5]):
+        reference, _ = _clustering_problem(extra)
+        reference.solve(**CLARABEL)
+        assert reference.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+        problem, _ = _clustering_problem(extra)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            result = cvxclust.solve(problem, max_iter=3000)
+        assert result.status != "infeasible" and result.extras["infeasibility"] is None
+
+
 # -- (d) warm start ---------------------------------------------------------------------------------
 def test_warm_start_after_adding_a_trace_bound():
     first = cvxclust.solve(frobenius_problem()[0], tol=1e-8, residual_tol=1e-8)
