@@ -75,9 +75,10 @@ class CvxpyRelaxation(Relaxation):
 
             form = self.standard_form
             centre = structure(form, partial=False).centre
-            size = 0.0 if centre is None else float(np.linalg.norm(centre))
-            self._objective_scale = 0.0 if centre is None else \
-                form.c * size ** 2 + float(np.linalg.norm(form.C)) * size + abs(form.constant)
+            self._objective_scale = 0.0
+            if centre is not None:
+                size = float(np.linalg.norm(centre))
+                self._objective_scale = form.c * size ** 2 + float(np.linalg.norm(form.C)) * size + abs(form.constant)
         return self._objective_scale
 
 

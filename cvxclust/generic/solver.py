@@ -395,7 +395,7 @@ class GenericSolver(IterativeSolver):
 
     def _infeasibility(self, state):
         """The feasibility bound (:meth:`_bound_at` without the objective) along the move of the
-        multipliers since the last test, ``(value, box move, row move)``, at every
+        multipliers since the last test, as ``extras["infeasibility"]`` reports it, at every
         ``INFEASIBILITY_EVERY``-th check (a test costs an extreme eigenvalue); None otherwise and
         at the first test.  Where the constraints are infeasible the ADMM's multipliers diverge
         along a direction on which it is positive (Banjac et al. 2019)."""
@@ -408,7 +408,8 @@ class GenericSolver(IterativeSolver):
             return None
         dLam = None if Lam is None or previous[0] is None else Lam - previous[0]
         dy = y - previous[1]
-        return self._bound_at(state, dLam, dy, objective=False), dLam, dy
+        return {"bound": self._bound_at(state, dLam, dy, objective=False), "box_multiplier": dLam,
+                "row_multipliers": dy}
 
     def _bound_at(self, state, Lam, y, objective: bool = True) -> float:
         """The bound of the module docstring at the box multiplier ``Lam`` and the row multipliers
@@ -471,10 +472,10 @@ class GenericSolver(IterativeSolver):
         fresh = self.dual_bound(state)
         best = self._better(fresh, bound)
         found = None if final else self._infeasibility(state)
-        if found is not None and found[0] > 0:
+        if found is not None and found["bound"] > 0:
             state.infeasibility = found
             self.declare_infeasible(
-                f"the bound without the objective along the multipliers' move is {found[0]:.3g} > 0")
+                f"the bound without the objective along the multipliers' move is {found['bound']:.3g} > 0")
         Z = state.Z
         certificate = Certificate(Z, fresh, form.objective(Z), self._own_residuals(state, Z, in_s=True))
         # the violation of the iterate itself (a restored point has none)
@@ -532,12 +533,4 @@ class GenericSolver(IterativeSolver):
         return {"rho": state.rho, "box_multiplier": Lam, "row_multipliers": -state.lam,
                 "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions,
                 "cone_free_iterations": getattr(state, "cone_free_iterations", 0),
-                "infeasibility": self._certificate_of_infeasibility(state)}
-
-    @staticmethod
-    def _certificate_of_infeasibility(state):
-        found = getattr(state, "infeasibility", None)
-        if found is None:
-            return None
-        value, dLam, dy = found
-        return {"bound": value, "box_multiplier": dLam, "row_multipliers": dy}
+                "infeasibility": getattr(state, "infeasibility", None)}
