@@ -106,7 +106,6 @@ def test_a_limit_spent_reading_the_problem_ends_the_solve_at_once(monkeypatch, r
             (problem.solve(method="cvxclust", time_limit=READING / 2), problem.cvxclust_result)[1]
     assert result.status == "time_limit" and result.iterations == 0
     assert result.extras["read_time"] >= READING and result.time >= result.extras["read_time"]
-    assert result.objective == pytest.approx(problem.objective.value if route == "in place" else result.objective)
     assert result.dual_bound is not None  # the starting point is certified
     if route == "in place":
         assert problem.status == cp.USER_LIMIT and X.value is not None
