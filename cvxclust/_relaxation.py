@@ -21,6 +21,7 @@ import cvxpy as cp
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from ._progress import call_clock
 from .parameters import Interval, Options, validate_parameter
 from .result import Result
 
@@ -207,8 +208,9 @@ class Relaxation(ABC):
         if method == "generic" and "generic" not in self._solvers:
             from .generic import GenericSolver
 
-            self.generic_form()  # a ValueError naming what is outside the class
-            return GenericSolver(self, **options).run()
+            with call_clock():  # reading the problem counts in the solve's time
+                self.generic_form()  # a ValueError naming what is outside the class
+                return GenericSolver(self, **options).run()
         try:
             solver = self._solvers[method]
         except (KeyError, TypeError):

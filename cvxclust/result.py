@@ -95,7 +95,9 @@ class Result:
     iterations : int
         Iterations of the method (outer iterations where there are two levels).
     time : float
-        Wall seconds of the solve, set-up included.
+        Wall seconds from the call of the entry point (:func:`cvxclust.solve`,
+        :meth:`Relaxation.solve`), reading the problem and the set-up included (the reading
+        alone is ``extras["read_time"]`` where a problem is read).
     residuals : mapping of str to float
         Relative feasibility violations of ``X`` from :meth:`Relaxation.residuals`.
     dual_bound : float or None

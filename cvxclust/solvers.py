@@ -40,8 +40,8 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from tqdm.auto import tqdm
 
+from ._progress import Progress, claim_call_start
 from .linalg import blas_threads
 from .parameters import Interval, validate_parameter
 from .result import Result, relative_gap
@@ -115,12 +115,16 @@ class IterativeSolver:
         max_iter : int
             Iteration limit (status ``"max_iter"`` and a ``ConvergenceWarning``).
         time_limit : float
-            Wall-clock limit in seconds, measured on the clock of :attr:`Result.time`
-            (status ``"time_limit"`` and a ``ConvergenceWarning``).
+            Wall-clock limit in seconds, measured on the clock of :attr:`Result.time`: from the
+            call of the public entry point (:func:`cvxclust.solve`,
+            :meth:`~cvxclust.Relaxation.solve`), reading the problem included (status
+            ``"time_limit"`` and a ``ConvergenceWarning``).
         check_every : int
             Iterations between certification checks.
         verbose : bool
-            Show a progress bar.
+            Show the progress (:class:`cvxclust._progress.Progress`): the certified gap and the
+            worst residual against ``tol`` and ``residual_tol``, the elapsed time against
+            ``time_limit``.
     """
 
     #: the method name used in messages and in the Result (the registry overrides it)
@@ -225,7 +229,8 @@ class IterativeSolver:
 
     @property
     def elapsed(self) -> float:
-        """Wall seconds since :meth:`run` started."""
+        """Wall seconds since the call of the entry point (:func:`cvxclust._progress.call_clock`),
+        or since :meth:`run` started outside one."""
         return time.perf_counter() - self._start
 
     # -- the loop -------------------------------------------------------------------------------
@@ -277,7 +282,11 @@ class IterativeSolver:
 
     def run(self) -> Result:
         """Iterate until certified, a limit, or a stall; return the :class:`~cvxclust.Result`."""
-        self._start = time.perf_counter()
+        now = time.perf_counter()
+        call = claim_call_start()
+        self._start = now if call is None else call
+        # the time from the call to here: reading the problem (and checking the options)
+        read_time = None if call is None else now - call
         self.status, self.history, self._stop_note = None, [], ""  # a second run starts afresh
         self.bound = -np.inf if self.sense == "minimize" else np.inf
         self._trust_residuals = True
@@ -287,12 +296,16 @@ class IterativeSolver:
         # lets a zero optimum be certified (relative_gap)
         self.gap_floor = float(np.sqrt(np.finfo(float).eps) * abs(scale))
         self._last = None  # (certificate, objective, residuals) of the last check
-        self._bar = tqdm(total=self.max_iter, desc=self.method, disable=not self.verbose, leave=False)
+        self._progress = Progress(self.method, self.tol, self.residual_tol, self.time_limit, self.verbose)
         try:
             with blas_threads(self.size()):
                 state = self.init_state()
                 if self.status is None and self.elapsed > self.time_limit:
-                    self.status = "time_limit"  # the set-up alone used the time
+                    self.status = "time_limit"  # reading the problem and the set-up used the time
+                    read = "" if read_time is None else f"{read_time:.3g} s reading the problem, "
+                    self._stop_note = (f"time_limit={self.time_limit:g} s was spent before the first iteration "
+                                       f"({read}{self.elapsed:.3g} s in all): the point returned is the "
+                                       f"starting point")
                 if self.status is None:
                     self.drive(state)
                 if self.status is None:
@@ -306,16 +319,20 @@ class IterativeSolver:
                     if self._check(state, True, row):
                         self.status = "optimal" if self._certified else "converged"
                     row.update(final=True, time=self.elapsed)
+                    self._show(row, check=True)
         finally:
-            self._bar.close()
+            self._progress.close()
         if self.status not in ("optimal", "converged"):
             self._warn(iterations)
         certificate, objective, residuals = self._last
+        extras = self.extras(state)
+        if read_time is not None:
+            extras = {**extras, "read_time": read_time}
         return Result(
             X=certificate.X, objective=objective, status=self.status, method=self.method,
             iterations=iterations, time=self.elapsed, residuals=residuals,
             dual_bound=self.bound if np.isfinite(self.bound) else None, history=self.history,
-            extras=self.extras(state), gap_floor=self.gap_floor,
+            extras=extras, gap_floor=self.gap_floor,
         )
 
     def drive(self, state) -> None:
@@ -334,20 +351,23 @@ class IterativeSolver:
         return True when the loop must stop (certified, stalled, or a limit reached)."""
         iteration = len(self.history)
         row = {"iteration": iteration + 1, **(figures or {})}
-        if self.status is None and self.is_check(state, iteration):
+        check = self.status is None and self.is_check(state, iteration)
+        if check:
             if self._check(state, False, row):
                 self.status = "optimal" if self._certified else "converged"
         row["time"] = self.elapsed
         self.history.append(row)
-        self._bar.update(1)
-        self._bar.set_postfix({k: f"{v:.2e}" for k, v in row.items()
-                               if k in ("relative_gap", "max_residual") and v is not None},
-                              refresh=False)
+        self._show(row, check)
         if self.status is None and self.elapsed > self.time_limit:
             self.status = "time_limit"
         if self.status is None and iteration + 1 >= self.max_iter:
             self.status = "max_iter"
         return self.status is not None
+
+    def _show(self, row: dict, check: bool) -> None:
+        """Show the progress after the iteration of ``row`` (its certified figures at a check)."""
+        gap = row.get("relative_gap") if check else None
+        self._progress.update(row["iteration"], row["time"], gap, row.get("max_residual"), check=check)
 
     def _warn(self, iterations: int) -> None:
         last = self.history[-1] if self.history else {}
@@ -364,11 +384,12 @@ class IterativeSolver:
 
 
 def _caller_stacklevel() -> int:
-    """The ``stacklevel`` that points a warning at the first frame outside the package (the
-    user's call), however deep inside the package it is raised."""
-    package = __name__.split(".")[0]
+    """The ``stacklevel`` that points a warning at the first frame outside the package and cvxpy
+    (the user's call), however deep inside the package it is raised."""
+    # cvxpy's frames too: problem.solve(method="cvxclust") calls the package from cvxpy
+    packages = (__name__.split(".")[0], "cvxpy")
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == package:
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in packages:
         frame, level = frame.f_back, level + 1
     return level
 

@@ -19,6 +19,7 @@ from cvxclust import Relaxation, Result
 from cvxclust.kernels import rbf
 from cvxclust.parameters import InvalidParameterError, Interval, Options, validate_parameter, validate_parameters
 from cvxclust.result import relative_gap
+from cvxclust._progress import Progress
 from cvxclust.solvers import STOP_REASONS, Certificate, IterativeSolver, Param, polish_due
 from cvxclust.ssc import FrobeniusPSD
 from cvxclust.ssc._admm import ADMM
@@ -314,3 +315,39 @@ def test_polish_due_follows_the_residual():
     assert polish_due(5e-5, 2e-4, last, tol)  # 5e-5 + 2e-4 * 0.2 <= tol
     assert not polish_due(-1e-3, 9.9e-4, (1e-3, 0.0), tol)  # finishing, but the residual hardly fell
     assert polish_due(9e-5, 1e-4, (1e-3, 1.0), tol)  # the residual fell tenfold: recalibrate
+
+
+# -- the progress display ---------------------------------------------------------------------------
+def test_verbose_shows_the_certified_gap_and_residual_against_their_tolerances(capsys):
+    # certified at the fifth check: the display shows what the user waits for, never max_iter or an ETA
+    box = Box(np.array([1.0, -2.0]))
+    result = box.solve("pg", step_size=1.0, exact_after=5, verbose=True, time_limit=100.0)
+    assert result.status == "optimal" and result.iterations == 5
+    shown = capsys.readouterr().err
+    assert "gap=" in shown and "/1e-06" in shown and "res=" in shown and "s/100s" in shown and "it=5" in shown
+    assert "/10000" not in shown and "<" not in shown  # neither max_iter nor a remaining time
+    assert "100%" in shown  # the bar is full once the gap and the residual are met
+    quiet = box.solve("pg", step_size=1.0, exact_after=5)
+    assert quiet.status == "optimal" and capsys.readouterr().err == ""
+
+
+def test_progress_position_is_the_log_progress_of_the_gap_and_residual(capsys):
+    progress = Progress("m", tol=1e-6, residual_tol=1e-8, time_limit=np.inf, enabled=True)
+    progress.update(10, 1.0, gap=1e-2, residual=1e-9, check=True)
+    assert progress.fraction() == 0.0  # the first gap is the start of the scale
+    progress.update(20, 2.0, gap=1e-4, residual=1e-9, check=True)
+    assert progress.fraction() == pytest.approx(0.5)  # halfway from 1e-2 to 1e-6 on a log scale
+    progress.update(30, 3.0, gap=1e-4, residual=1e-4, check=True)
+    assert progress.fraction() == 0.0  # the residual's first value above residual_tol: the lesser counts
+    progress.update(40, 4.0, gap=1e-5, residual=1e-6, check=True)
+    assert progress.fraction() == pytest.approx(0.5)  # residual 1e-4 -> 1e-6 of 1e-4 -> 1e-8
+    progress.update(41, 4.1)  # between checks the last certified values are kept
+    assert (progress.gap, progress.residual) == (1e-5, 1e-6)
+    assert progress.figures(41, 4.1) == "gap=1.0e-05/1e-06 res=1.0e-06/1e-08 4.1s it=41"
+    progress.update(50, 5.0, gap=None, residual=1e-9, check=True)  # a check without a finite bound
+    assert progress.gap == 1e-5 and progress.fraction() == pytest.approx(0.75)
+    progress.close()
+    limited = Progress("m", tol=1e-6, residual_tol=1e-6, time_limit=300.0, enabled=False)
+    limited.update(1, 1.0, gap=1.0, residual=1.0, check=True)  # disabled: nothing is kept or shown
+    assert limited.gap is None and limited.figures(80, 12.34) == "12.3s/300s it=80"
+    assert capsys.readouterr().err.count("gap=") >= 4

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import cvxpy as cp
 import numpy as np
+from cvxpy import settings as cvxpy_settings
+from cvxpy.problems.problem import SolverStats
+from cvxpy.reductions.solution import Solution
 
 from .._checks import check_square_matrix
+from .._progress import call_clock
 from .._relaxation import Relaxation
 from ..result import Result
 from .dual_newton import GenericDualNewton, nearest_point_form
@@ -127,7 +131,10 @@ def solve(problem, method: str = "generic", **options) -> Result:
     Result
         ``X`` the matrix; ``objective`` in the problem's own sense and scale; ``dual_bound`` a
         certified bound on the optimal value; ``status == "optimal"`` only when the relative gap
-        is below ``tol`` and every residual below ``residual_tol``.
+        is below ``tol`` and every residual below ``residual_tol``.  ``time`` counts from the
+        call, reading the problem included (as ``time_limit`` does: a limit spent by the reading
+        ends the solve at its starting point with status ``"time_limit"``);
+        ``extras["read_time"]`` is the part spent reading the problem.
 
     Examples
     --------
@@ -140,26 +147,50 @@ def solve(problem, method: str = "generic", **options) -> Result:
     >>> result.status, round(result.objective, 4)
     ('optimal', 5.0)
     """
-    return CvxpyRelaxation(problem).solve(method, **options)
+    with call_clock():
+        return CvxpyRelaxation(problem).solve(method, **options)
+
+
+#: cvxpy's status for each status of a Result (any other, a limit or a stall: USER_LIMIT)
+CVXPY_STATUS = {"optimal": cp.OPTIMAL, "converged": cp.OPTIMAL_INACCURATE, "infeasible": cp.INFEASIBLE,
+                "unbounded": cp.UNBOUNDED}
+
+
+def cvxpy_solution(problem, result: Result) -> Solution:
+    """``result`` as the :class:`cvxpy.Solution` of ``problem`` that ``problem.unpack`` takes:
+    the status (:data:`CVXPY_STATUS`), the point (none where the problem is infeasible or
+    unbounded, whose value is then ``+inf`` or ``-inf`` in the problem's sense, as cvxpy's own
+    solvers report them), no dual values (the solver's multipliers belong to the standard form,
+    not to the problem's constraints: those of an earlier solve are cleared), and the
+    statistics of :class:`cvxpy.problems.problem.SolverStats`."""
+    status = CVXPY_STATUS.get(result.status, cp.USER_LIMIT)
+    minimize = isinstance(problem.objective, cp.Minimize)
+    if status == cp.INFEASIBLE:
+        value, point = (np.inf if minimize else -np.inf), None
+    elif status == cp.UNBOUNDED:
+        value, point = (-np.inf if minimize else np.inf), None
+    else:
+        value, point = result.objective, result.X
+    primal = {variable.id: point for variable in problem.variables()}
+    dual = {constraint.id: None for constraint in problem.constraints}
+    attr = {cvxpy_settings.SOLVE_TIME: result.time, cvxpy_settings.SETUP_TIME: result.extras.get("read_time"),
+            cvxpy_settings.NUM_ITERS: result.iterations, cvxpy_settings.EXTRA_STATS: result}
+    return Solution(status, value, primal, dual, attr)
 
 
 def _solve_in_place(problem, **options):
-    """``problem.solve(method="cvxclust", **options)``: fills the variable's value and the
-    problem's value and status as cvxpy's own solvers do; returns the optimal value."""
-    result = solve(problem, **options)
-    variable = problem.variables()[0]
-    problem._status = {"optimal": cp.OPTIMAL, "converged": cp.OPTIMAL_INACCURATE,
-                       "infeasible": cp.INFEASIBLE}.get(result.status, cp.USER_LIMIT)
-    if result.status == "infeasible":
-        # as cvxpy reports an infeasible problem: no point, the value of an empty feasible set
-        variable.save_value(None)
-        problem._value = np.inf if isinstance(problem.objective, cp.Minimize) else -np.inf
-    else:
-        variable.save_value(result.X)
-        problem._value = result.objective
-    problem._solver_stats = None
+    """``problem.solve(method="cvxclust", **options)``: fills the problem as cvxpy's own solvers
+    do (``problem.unpack``: status, value, the variable's value; ``problem.solver_stats``: the
+    time from the call, the reading in ``setup_time``, the iterations, the Result as
+    ``extra_stats``); returns the optimal value."""
+    with call_clock():
+        result = solve(problem, **options)
+    solution = cvxpy_solution(problem, result)
+    problem.unpack(solution)
+    # cvxpy has no public way to set the statistics: its own solve writes this attribute too
+    problem._solver_stats = SolverStats.from_dict(solution.attr, "cvxclust")
     problem.cvxclust_result = result
-    return problem._value
+    return problem.value
 
 
 cp.Problem.register_solve("cvxclust", _solve_in_place)
