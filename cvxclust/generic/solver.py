@@ -74,7 +74,7 @@ from ..parameters import Interval
 from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .spectral_set import SpectralSet
-from .standard_form import StandardForm, form_of
+from .standard_form import StandardForm
 from .restoration import polished, restore
 from .structure import structure
 
@@ -156,7 +156,7 @@ class GenericSolver(IterativeSolver):
 
     def _form(self) -> StandardForm:
         if getattr(self, "_standard_form", None) is None:
-            self._standard_form = form_of(self.relaxation)
+            self._standard_form = self.relaxation.standard_form()
         return self._standard_form
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -495,7 +495,7 @@ class GenericSolver(IterativeSolver):
                 if relative_gap(restored, best, self.gap_floor) <= self.tol or raw_worst > self.residual_tol:
                     certificate = Certificate(X, fresh, restored, self._own_residuals(state, X, in_s=True),
                                               certificate.figures)
-        if getattr(self.relaxation, "standard_form", None) is None:
+        if not getattr(self.relaxation, "judged_by_standard_form", False):
             certificate.objective = None  # a relaxation other than the plain problem judges with its own
         return certificate
 
