@@ -64,8 +64,9 @@ class ResidualBalancing:
     factor: float = 2.0
 
     def due(self, iterations: int) -> bool:
-        """Whether the penalty may change after ``iterations`` finished iterations."""
-        return iterations > 0 and iterations % self.every == 0
+        """Whether the penalty may change after ``iterations`` finished iterations (a multiple of
+        ``every``; before the first, figures that are still NaN change nothing)."""
+        return iterations % self.every == 0
 
     def change(self, iterations: int, rho: float, primal: float, dual: float) -> float:
         """The factor to multiply rho by after ``iterations`` finished iterations: ``factor`` when

@@ -42,8 +42,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from tqdm.auto import tqdm
 
+from ._deprecation import warn_deprecated
 from .linalg import blas_threads
 from .parameters import Interval, validate_parameter
+from .penalty import ResidualBalancing
 from .result import Result, relative_gap
 
 __all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "balance_penalty", "polish_due"]
@@ -374,15 +376,14 @@ def _caller_stacklevel() -> int:
 
 
 def balance_penalty(iteration: int, rho: float, U, r_primal: float, r_dual: float, mu: float, every: int):
-    """Residual balancing of an ADMM penalty (Boyd et al. 2011, 3.4.1), every ``every`` iterations:
-    rho doubles when the primal residual exceeds ``mu`` times the dual one and halves in the
-    opposite case; the scaled multiplier ``U = Y / rho`` follows.  Returns ``(rho, U)``."""
-    if iteration % every == 0:
-        if r_primal > mu * r_dual:
-            return rho * 2.0, U / 2.0
-        if r_dual > mu * r_primal:
-            return rho / 2.0, U * 2.0
-    return rho, U
+    """Residual balancing of an ADMM penalty, every ``every`` iterations; returns ``(rho, U)``.
+
+    Kept for one release: use :class:`cvxclust.penalty.ResidualBalancing` (the one schedule of
+    the package's ADMMs, which also keeps rho within :data:`cvxclust.penalty.PENALTY_RANGE` of
+    its start, here ``rho`` itself)."""
+    warn_deprecated("cvxclust.solvers.balance_penalty is replaced by cvxclust.penalty.ResidualBalancing")
+    change = ResidualBalancing(rho, mu, every).change(iteration, rho, r_primal, r_dual)
+    return (rho, U) if change == 1.0 else (rho * change, U / change)
 
 
 def polish_due(gap: float, residual: float, last: tuple[float, float] | None, tol: float) -> bool:

@@ -52,7 +52,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..parameters import Interval, Options
-from ..solvers import POSITIVE, Param, balance_penalty
+from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
+from ..solvers import POSITIVE, Param
 from ._conditional_jc import ConditionalJC
 from ._feasible import M1Solver
 from ._m_steps import exact_m_step, linearized_m_step
@@ -131,8 +132,8 @@ class ADMM(M1Solver):
         "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
         "rho": Param(None, [None, *POSITIVE]),
         "alpha": Param(1.8, [Interval(Real, 0, 2, closed="neither")]),
-        "mu": Param(2.0, POSITIVE),
-        "adapt_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
+        "mu": Param(2.0, MU),
+        "adapt_every": Param(5, ADAPT_EVERY),
         "m_step": Param("linearized", [Options("linearized", "exact")]),
         "inner_max_iter": Param(300, [Interval(Integral, 1, None, closed="left")]),
         "inner_factor": Param(0.1, POSITIVE),
@@ -151,6 +152,7 @@ class ADMM(M1Solver):
         return SimpleNamespace(
             project=M2Projector(t, d, partial=self.partial_eig), feasible=self.feasible_point(),
             M=J.copy(), MX=JX.copy(), Z=J.copy(), U=np.zeros((t, t)), rho=float(rho),
+            penalty=ResidualBalancing(float(rho), self.mu, self.adapt_every),
             L=np.full(t, float(rho)),  # per-row curvature estimates of the M-step (of f when linearised)
             thresholds=None, inner_tol=1e-2, exact=True,
             scale=float(relax.row_objectives(JX).mean()),  # the rounding floor of the linearised step
@@ -194,8 +196,9 @@ class ADMM(M1Solver):
             state.multipliers = [(rho * state.U, state.Z), (Y_M, None)]
         row = {"iterate_objective": state.f_M, "primal_residual": state.r_primal, "dual_residual": state.r_dual,
                "rho": rho, "inner_iterations": inner}
-        state.rho, state.U = balance_penalty(iteration + 1, rho, state.U, state.r_primal, state.r_dual, self.mu,
-                                             self.adapt_every)
+        change = state.penalty.change(iteration + 1, rho, state.r_primal, state.r_dual)
+        if change != 1.0:
+            state.rho, state.U = rho * change, state.U / change
         return row
 
     def last_multiplier(self, state):

@@ -71,6 +71,7 @@ import scipy.sparse.linalg as spla
 
 from ..acceleration import AndersonAccelerator
 from ..parameters import Interval
+from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
 from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .spectral_set import SpectralSet
@@ -139,8 +140,8 @@ class GenericSolver(IterativeSolver):
         "max_iter": Param(20000, [Interval(Integral, 1, None, closed="left")]),
         "rho": Param(None, [None, *POSITIVE]),
         "alpha": Param(1.6, [Interval(Real, 0, 2, closed="neither")]),
-        "mu": Param(10.0, [Interval(Real, 1, None, closed="left")]),
-        "adapt_every": Param(100, [Interval(Integral, 1, None, closed="left")]),
+        "mu": Param(10.0, MU),
+        "adapt_every": Param(100, ADAPT_EVERY),
         "partial_eig": Param(True, ["boolean"]),
         "anderson": Param(5, [Interval(Integral, 0, None, closed="left")]),
         "cone_free_start": Param(True, ["boolean"]),
@@ -189,7 +190,8 @@ class GenericSolver(IterativeSolver):
             rows = warm.extras.get("row_multipliers")
             if rows is not None and np.shape(rows) == state.lam.shape:
                 state.lam = -np.asarray(rows, dtype=float)
-        state.rho = state.rho0 = rho
+        state.rho = rho
+        state.penalty = ResidualBalancing(rho, self.mu, self.adapt_every)
         state.r_primal = state.r_dual = np.nan
         state.two_block = split.A.shape[0] == 0
         state.copies = ["B"] if state.two_block else self._copies(state)
@@ -270,23 +272,20 @@ class GenericSolver(IterativeSolver):
     def _advance(self, state, iteration):
         """Move past the previous iteration: rebalance rho after a check of a balancing period,
         else take the (accelerated) fixed-point step."""
-        if iteration % self.adapt_every == 0:
-            # residual balancing (Boyd et al. 2011, 3.4.1) between the distance of X to its copies
-            # and the move of the copies (the dual residual)
-            primal, dual = state.r_primal, state.r_dual
-            factor = 2.0 if primal > dual else 0.5
-            within = 1e-4 <= state.rho * factor / state.rho0 <= 1e4  # a runaway penalty helps neither
-            if within and max(primal, dual) > self.mu * max(min(primal, dual), _TINY):
-                state.rho *= factor
-                if self._rejected(state):
-                    state.image = state.accelerator.fallback  # rescale the plain step, not a failed one
-                values, multipliers, t, u_t = self._unpack_image(state)
-                blocks = [(values[name] + multipliers[name] / factor).ravel() for name in state.copies]
-                if state.m_in:
-                    blocks.append(t + u_t / factor)
-                state.S = np.concatenate(blocks)
-                state.accelerator.reset()
-                return
+        # residual balancing (cvxclust.penalty) between the distance of X to its copies and the move
+        # of the copies (the dual residual)
+        factor = state.penalty.change(iteration, state.rho, state.r_primal, state.r_dual)
+        if factor != 1.0:
+            state.rho *= factor
+            if self._rejected(state):
+                state.image = state.accelerator.fallback  # rescale the plain step, not a failed one
+            values, multipliers, t, u_t = self._unpack_image(state)
+            blocks = [(values[name] + multipliers[name] / factor).ravel() for name in state.copies]
+            if state.m_in:
+                blocks.append(t + u_t / factor)
+            state.S = np.concatenate(blocks)
+            state.accelerator.reset()
+            return
         S = state.accelerator.step(state.S, state.image)
         if S is not state.image and np.linalg.norm(S - state.image) > _REACH * max(np.linalg.norm(state.image), _TINY):
             # the accelerator's safeguard watches the residual, which stays the same when an

@@ -57,7 +57,8 @@ import numpy as np
 from ..dual_newton import newton_multipliers
 from ..parameters import Interval
 from ..result import relative_gap
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, balance_penalty
+from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._relaxations import FrobeniusDS, FrobeniusPSD, FrobeniusSolver, negativity
 
 
@@ -99,8 +100,8 @@ class ADMM(FrobeniusSolver):
         "check_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
         "rho": Param(1.0, POSITIVE),
         "alpha": Param(1.6, [Interval(Real, 0, 2, closed="neither")]),
-        "mu": Param(10.0, POSITIVE),
-        "adapt_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
+        "mu": Param(10.0, MU),
+        "adapt_every": Param(5, ADAPT_EVERY),
         "bound_every": Param(25, [Interval(Integral, 1, None, closed="left")]),
         "partial_eig": Param(True, ["boolean"]),
         "warm_start": Param(True, ["boolean"]),
@@ -112,7 +113,8 @@ class ADMM(FrobeniusSolver):
         project = relaxation.projector(partial=self.partial_eig)
         state = SimpleNamespace(project=project, project_bound=relaxation.projector(partial=self.partial_eig),
                                 G=None, U=None, F=None, rho=self.rho, r_primal=np.nan, r_dual=np.nan,
-                                warm_iterations=0, gain=np.inf, iteration=0)
+                                warm_iterations=0, gain=np.inf, iteration=0,
+                                penalty=ResidualBalancing(self.rho, self.mu, self.adapt_every))
         if self.warm_start and relaxation.psd:
             # the optimum of (6) and its multiplier: a fixed point of the iteration for (6)
             newton = newton_multipliers(K, row_sum=1.0, lower=0.0)
@@ -126,9 +128,10 @@ class ADMM(FrobeniusSolver):
         return state
 
     def step(self, state, iteration):
-        if iteration > 0:
-            state.rho, state.U = balance_penalty(iteration, state.rho, state.U, state.r_primal, state.r_dual,
-                                                 self.mu, self.adapt_every)
+        change = state.penalty.change(iteration, state.rho, state.r_primal, state.r_dual)  # NaN at first
+        if change != 1.0:
+            state.rho *= change
+            state.U = state.U / change
         state.F, state.G, state.U, state.r_primal, state.r_dual = _step(
             self.relaxation.K, state.G, state.U, state.rho, self.alpha, state.project)
         state.iteration = iteration
