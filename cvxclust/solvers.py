@@ -48,7 +48,8 @@ from .parameters import Interval, validate_parameter
 from .penalty import ResidualBalancing
 from .result import Result, relative_gap
 
-__all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "balance_penalty", "polish_due"]
+__all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "SolverState", "balance_penalty",
+           "polish_due"]
 
 #: what each status of an iterative solver means
 STOP_REASONS = {
@@ -69,6 +70,27 @@ class Param(NamedTuple):
 
     default: Any
     constraints: list
+
+
+@dataclass(kw_only=True, eq=False)
+class SolverState:
+    """The base of a solver's state (what :meth:`~IterativeSolver.init_state` returns and
+    :meth:`~IterativeSolver.step` updates in place), as jaxopt's solvers type theirs.
+
+    Each solver declares its state as a dataclass that extends this one
+    (``@dataclass(kw_only=True, eq=False)``), with every field it ever sets, so the state of a
+    solver reads in one place; :meth:`~IterativeSolver.init_state` builds it whole.
+
+    Attributes
+    ----------
+    iteration : int
+        The index of the last iteration stepped (0 before the first, for the solvers that track it).
+    checks : int
+        The certification checks made so far (for the solvers that count them).
+    """
+
+    iteration: int = 0
+    checks: int = 0
 
 
 @dataclass
@@ -181,7 +203,8 @@ class IterativeSolver:
 
     # -- what a solver supplies --------------------------------------------------------------
     def init_state(self):
-        """The state before the first iteration (set-up work counts towards the time limit)."""
+        """The state before the first iteration, a :class:`SolverState` that declares every field
+        (set-up work counts towards the time limit)."""
         raise NotImplementedError
 
     def step(self, state, iteration: int) -> dict | None:

@@ -46,8 +46,8 @@ Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral, Real
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -55,11 +55,28 @@ from ..parameters import Interval, Options
 from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
 from ..solvers import POSITIVE, Param
 from ._conditional_jc import ConditionalJC
-from ._feasible import M1Solver
+from ._feasible import M1Solver, M1State
 from ._m_steps import exact_m_step, linearized_m_step
 from .sets import M2Projector
 
 __all__ = ["ADMM", "admm"]
+
+
+@dataclass(kw_only=True, eq=False)
+class ADMMState(M1State):
+    """The state of :class:`ADMM`, besides what :class:`~cvxclust.bregman._feasible.M1State` holds."""
+
+    #: ``M X`` (the centres of the M iterate), the scaled multiplier of ``M = Z`` and the penalty
+    MX: np.ndarray
+    U: np.ndarray
+    rho: float
+    penalty: ResidualBalancing
+    #: per-row curvature estimates of the M-step (of f when linearised)
+    L: np.ndarray
+    #: the rounding floor of the linearised step
+    scale: float
+    #: the tolerance of the exact M-step's inner iterations
+    inner_tol: float = 1e-2
 
 
 class ADMM(M1Solver):
@@ -149,13 +166,11 @@ class ADMM(M1Solver):
             # weigh both terms of the first M-step alike: the gradient of f at J against rho times a
             # distance of order 1 between points of S
             rho = max(float(np.linalg.norm(relax.gradient_from(JX))), 1e-8)
-        return SimpleNamespace(
+        return ADMMState(
             project=M2Projector(t, d, partial=self.partial_eig), feasible=self.feasible_point(),
             M=J.copy(), MX=JX.copy(), Z=J.copy(), U=np.zeros((t, t)), rho=float(rho),
-            penalty=ResidualBalancing(float(rho), self.mu, self.adapt_every),
-            L=np.full(t, float(rho)),  # per-row curvature estimates of the M-step (of f when linearised)
-            thresholds=None, inner_tol=1e-2, exact=True,
-            scale=float(relax.row_objectives(JX).mean()),  # the rounding floor of the linearised step
+            penalty=ResidualBalancing(float(rho), self.mu, self.adapt_every), L=np.full(t, float(rho)),
+            scale=float(relax.row_objectives(JX).mean()),
         )
 
     def step(self, state, iteration):

@@ -62,7 +62,6 @@ Lagrangian methods for semidefinite programming", Mathematical Programming Compu
 from __future__ import annotations
 
 from numbers import Integral, Real
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
@@ -76,6 +75,7 @@ from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm
+from .state import GenericState
 from .restoration import polished, restore
 from .structure import structure
 
@@ -165,8 +165,7 @@ class GenericSolver(IterativeSolver):
         form = self._form()
         split = structure(form, partial=self.partial_eig)
         n = form.n
-        state = SimpleNamespace(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]),
-)
+        state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
         finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
         state.boxed = bool(finite_L.any() or finite_U.any())
         state.L0, state.U0 = np.where(finite_L, form.L, 0.0), np.where(finite_U, form.U, 0.0)
@@ -315,7 +314,7 @@ class GenericSolver(IterativeSolver):
             self._advance(state, iteration)
         values, multipliers, t, u_t = self._unpack(state)
         form, rho, alpha = state.form, state.rho, self.alpha
-        previous = getattr(state, "previous", None)
+        previous = state.previous
         if previous is not None:
             move = sum(np.linalg.norm(values[name] - previous[name]) ** 2 for name in state.copies)
             size = sum(np.linalg.norm(multipliers[name]) ** 2 for name in state.copies)
@@ -383,7 +382,7 @@ class GenericSolver(IterativeSolver):
 
     # -- certification --------------------------------------------------------------------------
     def _box_multiplier(self, state):
-        U = getattr(state, "U_box", None)
+        U = state.U_box
         return None if U is None or not state.boxed else -state.rho * U
 
     def dual_bound(self, state) -> float:
@@ -398,11 +397,11 @@ class GenericSolver(IterativeSolver):
         ``INFEASIBILITY_EVERY``-th check (a test costs an extreme eigenvalue); None otherwise and
         at the first test.  Where the constraints are infeasible the ADMM's multipliers diverge
         along a direction on which it is positive (Banjac et al. 2019)."""
-        state.checks = getattr(state, "checks", 0) + 1
+        state.checks += 1
         if state.checks % INFEASIBILITY_EVERY:
             return None
         Lam, y = self._box_multiplier(state), -state.lam
-        previous, state.last_multipliers = getattr(state, "last_multipliers", None), (Lam, y)
+        previous, state.last_multipliers = state.last_multipliers, (Lam, y)
         if previous is None:
             return None
         dLam = None if Lam is None or previous[0] is None else Lam - previous[0]
@@ -531,5 +530,4 @@ class GenericSolver(IterativeSolver):
         Lam = self._box_multiplier(state)
         return {"rho": state.rho, "box_multiplier": Lam, "row_multipliers": -state.lam,
                 "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions,
-                "cone_free_iterations": getattr(state, "cone_free_iterations", 0),
-                "infeasibility": getattr(state, "infeasibility", None)}
+                "cone_free_iterations": state.cone_free_iterations, "infeasibility": state.infeasibility}

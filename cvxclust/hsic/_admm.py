@@ -58,8 +58,9 @@ limit and the Result are those of :class:`cvxclust.solvers.IterativeSolver`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral, Real
-from types import SimpleNamespace
+from typing import Callable
 
 import numpy as np
 import scipy.linalg as sla
@@ -69,7 +70,7 @@ from ..linalg import PSDProjector
 from ..parameters import Interval
 from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
 from ..result import relative_gap
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._operator import AffineOperator
 from ._sdp import CLUHSICSDP
 from ._symmetry import ClusterSymmetry, SymmetricPSDProjector
@@ -78,6 +79,38 @@ __all__ = ["ADMM", "admm"]
 
 #: the fraction of ``tol`` the penalty balancing aims the certified gap at while it is above ``tol``
 GAP_MARGIN = 0.25
+
+
+@dataclass(kw_only=True, eq=False)
+class ADMMState(SolverState):
+    """The state of :class:`ADMM` (module docstring)."""
+
+    #: the affine constraints on the free indices, their order, C scaled by ``scale``
+    op: AffineOperator
+    n: int
+    Cs: np.ndarray
+    scale: float
+    #: the penalty, and the factor of its last change that the scaled multipliers still have to follow
+    rho: float
+    penalty: ResidualBalancing
+    rescale: float = 1.0
+    #: the p.s.d. projection and the orders of the blocks it splits into
+    project_psd: Callable[[np.ndarray], np.ndarray]
+    psd_blocks: list
+    accelerator: AndersonAccelerator
+    #: the state S = (S_Y, S_Z), one flat array: Y = Pi_psd(S_Y), Z = max(S_Z, 0); its image T(S)
+    S: np.ndarray
+    image: np.ndarray | None = None
+    #: the X-step's point, the scaled multipliers of X = Y and X = Z, the last Y and Z
+    X: np.ndarray
+    U: np.ndarray | None = None
+    V: np.ndarray | None = None
+    Y_prev: np.ndarray | None = None
+    Z_prev: np.ndarray | None = None
+    #: the figures of the last check, which the penalty balancing weighs, and whether there was one
+    gap: float = np.inf
+    worst: float = np.inf
+    checked: bool = False
 
 
 class ADMM(IterativeSolver):
@@ -164,15 +197,12 @@ class ADMM(IterativeSolver):
         else:
             project_psd = SymmetricPSDProjector(symmetry, relaxation.m, partial=self.partial_eig)
             blocks = symmetry.orders(relaxation.m)
-        return SimpleNamespace(
-            op=op, n=n, Cs=C / scale, scale=scale, rho=self.rho, rescale=1.0,
+        return ADMMState(
+            op=op, n=n, Cs=C / scale, scale=scale, rho=self.rho,
             penalty=ResidualBalancing(self.rho, self.mu, self.adapt_every),
             project_psd=project_psd, psd_blocks=blocks,
             accelerator=AndersonAccelerator(self.anderson, self.safeguard, 2 * n * n),
-            # the state S = (S_Y, S_Z), one flat array: Y = Pi_psd(S_Y), Z = max(S_Z, 0)
-            S=np.concatenate([X.ravel(), X.ravel()]), image=None,
-            X=X, U=None, V=None, Y_prev=None, Z_prev=None,
-            gap=np.inf, worst=np.inf, checked=False,
+            S=np.concatenate([X.ravel(), X.ravel()]), X=X,
         )
 
     def _split(self, state):

@@ -49,8 +49,9 @@ via Lagrange Duality", IEEE Transactions on Image Processing, 2014.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral, Real
-from types import SimpleNamespace
+from typing import Callable
 
 import numpy as np
 
@@ -58,8 +59,30 @@ from ..dual_newton import newton_multipliers
 from ..parameters import Interval
 from ..result import relative_gap
 from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._relaxations import FrobeniusDS, FrobeniusPSD, FrobeniusSolver, negativity
+
+
+@dataclass(kw_only=True, eq=False)
+class ADMMState(SolverState):
+    """The state of :class:`ADMM`: the blocks, the scaled multiplier and the penalty."""
+
+    #: the projection of the F-step, and the one of the bound (each warm-starts on its own input)
+    project: Callable[[np.ndarray], np.ndarray]
+    project_bound: Callable[[np.ndarray], np.ndarray]
+    #: the nonnegative block and the scaled multiplier ``U`` of ``F = G``
+    G: np.ndarray
+    U: np.ndarray
+    rho: float
+    penalty: ResidualBalancing
+    #: the projected block (None before the first iteration)
+    F: np.ndarray | None = None
+    r_primal: float = np.nan
+    r_dual: float = np.nan
+    #: Newton iterations of the warm start
+    warm_iterations: int = 0
+    #: the relative improvement of the last fresh bound
+    gain: float = np.inf
 
 
 class ADMM(FrobeniusSolver):
@@ -111,21 +134,20 @@ class ADMM(FrobeniusSolver):
         relaxation = self.relaxation
         K = relaxation.K
         project = relaxation.projector(partial=self.partial_eig)
-        state = SimpleNamespace(project=project, project_bound=relaxation.projector(partial=self.partial_eig),
-                                G=None, U=None, F=None, rho=self.rho, r_primal=np.nan, r_dual=np.nan,
-                                warm_iterations=0, gain=np.inf, iteration=0,
-                                penalty=ResidualBalancing(self.rho, self.mu, self.adapt_every))
+        warm_iterations = 0
         if self.warm_start and relaxation.psd:
             # the optimum of (6) and its multiplier: a fixed point of the iteration for (6)
             newton = newton_multipliers(K, row_sum=1.0, lower=0.0)
             U = newton.u[:, None] + newton.u[None, :]
             U += K
             np.minimum(U, 0.0, out=U)
-            U /= state.rho
-            state.G, state.U, state.warm_iterations = newton.F, U, newton.iterations
+            U /= self.rho
+            G, warm_iterations = newton.F, newton.iterations
         else:
-            state.G, state.U = np.maximum(project(K), 0.0), np.zeros_like(K)
-        return state
+            G, U = np.maximum(project(K), 0.0), np.zeros_like(K)
+        return ADMMState(project=project, project_bound=relaxation.projector(partial=self.partial_eig), G=G, U=U,
+                         rho=self.rho, penalty=ResidualBalancing(self.rho, self.mu, self.adapt_every),
+                         warm_iterations=warm_iterations)
 
     def step(self, state, iteration):
         change = state.penalty.change(iteration, state.rho, state.r_primal, state.r_dual)  # NaN at first
