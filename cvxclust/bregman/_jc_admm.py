@@ -110,7 +110,8 @@ class ADMM(M1Solver):
         1.8 saves iterations against 1.6 with the linearised M-step; more saves none.
     mu, adapt_every : float, int, default=2.0, 5
         Residual balancing: rho is doubled or halved every ``adapt_every`` iterations when the
-        primal and dual residuals differ by more than the factor ``mu``.
+        primal and dual residuals differ by more than the factor ``mu`` (>= 1;
+        :class:`cvxclust.penalty.ResidualBalancing`).
     m_step : {"linearized", "exact"}, default="linearized"
         One proximal-gradient step on f per iteration
         (:func:`~cvxclust.bregman._m_steps.linearized_m_step`; several times faster) or the

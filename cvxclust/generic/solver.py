@@ -103,7 +103,8 @@ class GenericSolver(IterativeSolver):
     alpha : float in (0, 2)
         Over-relaxation.
     mu, adapt_every : float, int
-        Residual-balancing ratio and period of the penalty.
+        Residual-balancing ratio (>= 1) and period of the penalty
+        (:class:`cvxclust.penalty.ResidualBalancing`).
     partial_eig : bool
         Compute only the needed side of the spectrum when it is small.
     anderson, safeguard : int, float

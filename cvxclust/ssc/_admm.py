@@ -100,7 +100,8 @@ class ADMM(FrobeniusSolver):
         ``||F - G|| / max(||F||, ||G||, 1)`` and ``rho ||G - G_prev|| / max(||rho U||, 1)``
         steer the penalty.
     rho, alpha, mu, adapt_every : float, float, float, int
-        Initial penalty, over-relaxation in (0, 2), residual-balancing ratio and period.
+        Initial penalty, over-relaxation in (0, 2), residual-balancing ratio (>= 1) and period
+        (:class:`cvxclust.penalty.ResidualBalancing`).
     bound_every : int
         Period of the dual-bound evaluation (one extra projection) recorded in the history.
     partial_eig : bool
