@@ -5,9 +5,9 @@ A relaxation states its problem declaratively (:meth:`Relaxation.problem` return
 on ``method``: ``"reference"`` solves the cvxpy statement (SCS or Clarabel), ``"auto"`` the
 family's default, any other name a registered solver or a plug-in (a method offered to every
 relaxation it applies to, :meth:`Relaxation.register_plugin`; the generic solver of
-:func:`cvxclust.solve` registers itself so at import).  This module knows no particular solver.  Every solver returns a :class:`Result`
-whose objective and residuals are recomputed by the relaxation itself, so comparisons between
-solvers are fair whichever produced the point.
+:func:`cvxclust.solve` registers itself so at import).  This module knows no particular solver.
+Every solver returns a :class:`Result` whose objective and residuals are recomputed by the
+relaxation itself, so comparisons between solvers are fair whichever produced the point.
 """
 
 from __future__ import annotations
