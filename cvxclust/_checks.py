@@ -1,36 +1,42 @@
-"""Input checks that raise ``ValueError`` naming the offending argument."""
+"""Input checks that raise ``ValueError`` naming the offending argument.
+
+The checks of one scalar (:func:`check_positive`, :func:`check_choice`, :func:`check_int_range`,
+:func:`check_n_clusters`, :func:`check_bool`, :func:`check_random_state`) are the declarative
+checks of :mod:`cvxclust.parameters` worded for arguments: they raise its
+:class:`~cvxclust.parameters.InvalidParameterError` (a ``ValueError`` and a ``TypeError``).
+"""
 
 from __future__ import annotations
 
-import math
-import numbers
 import re
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state as _sklearn_random_state
 from sklearn.utils.validation import validate_data
 
-from .parameters import validate_parameter
+from .parameters import Interval, Options, check_parameter
+
+
+#: any integer (booleans excluded), for the checks that word "not an integer" on its own
+_INTEGER = Interval(Integral, None, None)
+
+
+def _literal(text) -> str:
+    """``str(text)`` with its braces doubled, to stand in a message of :func:`check_parameter`."""
+    return str(text).replace("{", "{{").replace("}", "}}")
 
 
 def check_positive(value, name: str, *, allow_inf: bool = False) -> None:
     """Raise unless ``value`` is a real number > 0 (finite unless ``allow_inf``) that a float holds."""
-    try:
-        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
-    except OverflowError:  # an int beyond the floats
-        number = math.nan
-    if not (number > 0 and (allow_inf or math.isfinite(number))):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    check_parameter(name, value, [Interval(Real, 0, None, closed="neither", allow_inf=allow_inf)],
+                    message="{name} must be a positive number, got {value!r}")
 
 
 def check_choice(value, name: str, choices) -> None:
-    """Raise unless ``value`` is one of ``choices``."""
-    try:
-        known = value in choices
-    except TypeError:  # unhashable values against dict/set choices
-        known = False
-    if not known:
-        raise ValueError(f"Unknown {name} {value!r}; valid values are {sorted(choices)}")
+    """Raise unless ``value`` is one of ``choices`` (:class:`~cvxclust.parameters.Options`)."""
+    check_parameter(name, value, [Options(*choices)],
+                    message="Unknown {name} {value!r}; valid values are " + _literal(sorted(choices)))
 
 
 def as_float_array(value, name: str, what: str = "array") -> np.ndarray:
@@ -94,11 +100,8 @@ def check_square_matrix(
 
 def check_n_clusters(n_clusters, n_samples: int) -> int:
     """Raise unless ``2 <= n_clusters <= n_samples``."""
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral):
-        raise ValueError(f"n_clusters must be an integer, got {n_clusters!r}")
-    if not 2 <= n_clusters <= n_samples:
-        raise ValueError(f"n_clusters must be between 2 and n_samples={n_samples}, got {n_clusters}")
-    return int(n_clusters)
+    return check_int_range(n_clusters, "n_clusters", 2, n_samples,
+                           message="n_clusters must be between 2 and n_samples={high}, got {value}")
 
 
 def check_data_matrix(X, name: str = "X", *, min_samples: int = 2) -> np.ndarray:
@@ -114,15 +117,16 @@ def check_data_matrix(X, name: str = "X", *, min_samples: int = 2) -> np.ndarray
     return X
 
 
-def check_int_range(value, name: str, low: int, high: int | None = None) -> int:
+def check_int_range(value, name: str, low: int, high: int | None = None, *, message: str | None = None) -> int:
     """Return ``value`` as an ``int`` after checking it is an integer with ``low <= value <= high``
-    (``high=None``: no upper bound)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        expected = f">= {low}" if high is None else f"between {low} and {high}"
-        raise ValueError(f"{name} must be {expected}, got {value}")
-    return int(value)
+    (``high=None``: no upper bound); ``message`` words the range error (fields ``name``, ``value``,
+    ``low``, ``high``)."""
+    check_parameter(name, value, [_INTEGER], message="{name} must be an integer, got {value!r}")
+    if message is None:
+        message = "{name} must be " + (f">= {low}" if high is None else f"between {low} and {high}") + ", got {value}"
+    else:
+        message = message.replace("{low}", _literal(low)).replace("{high}", _literal(high))
+    return int(check_parameter(name, value, [Interval(Integral, low, high)], message=message))
 
 
 #: The most floats a generated data set holds (2 GiB of float64): far more points than a
@@ -143,9 +147,7 @@ def check_data_size(count: int, name: str, entries_per_count: int) -> None:
 
 def check_bool(value, name: str) -> bool:
     """Return ``value`` as a ``bool`` after checking it is True or False (numpy bools too)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
+    return bool(check_parameter(name, value, ["boolean"], message="{name} must be True or False, got {value!r}"))
 
 
 def check_labels(labels, n_samples: int | None = None, n_clusters: int | None = None, *,
@@ -209,7 +211,7 @@ def check_random_state(random_state, name: str = "random_state") -> np.random.Ra
     """A ``RandomState`` from ``None`` (numpy's global one), an int seed in ``[0, 2**32)``, a
     ``RandomState`` (returned as is) or a ``Generator`` (whose bit generator it then draws
     from); anything else, booleans included, raises naming ``name``."""
-    random_state = validate_parameter(name, random_state, ["random_state"])
+    random_state = check_parameter(name, random_state, ["random_state"])
     if isinstance(random_state, np.random.Generator):
         return np.random.RandomState(random_state.bit_generator)
     return _sklearn_random_state(random_state)

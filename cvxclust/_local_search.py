@@ -6,12 +6,13 @@ ignore the structure, and the relabelling of whole clusters."""
 from __future__ import annotations
 
 import itertools
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.cluster import KMeans
 
 from .kernels import kernel_embedding
+from .solvers import SolverState
 
 
 def best_of_starts(search, n_samples: int, n_clusters: int, *, known: np.ndarray, init, n_init: int, rng):
@@ -72,6 +73,22 @@ def remove_point(S: np.ndarray, sizes: np.ndarray, r: np.ndarray, kii: float, a:
     return r0, S0, n0
 
 
+@dataclass(kw_only=True, eq=False)
+class SweepState(SolverState):
+    """The state of a :class:`SweepSearch`: the labels and their statistics
+    (:func:`labeling_statistics`), the diagonal of K, the objective and that of the start."""
+
+    labels: np.ndarray
+    KPi: np.ndarray
+    S: np.ndarray
+    sizes: np.ndarray
+    diag: np.ndarray
+    objective: float = np.nan
+    start: float = np.nan
+    #: the magnitude a solver measures the gain of a move against (where it needs one)
+    scale: float = 0.0
+
+
 class SweepSearch:
     """The iteration of a greedy local search, to mix into a
     :class:`cvxclust.solvers.IterativeSolver`: one iteration is one sweep over the free points
@@ -79,8 +96,7 @@ class SweepSearch:
     :meth:`min_gain`; a sweep with no move ends the run (:meth:`converge`).
 
     The solver holds ``K``, ``free`` (the indices that may move), ``rng`` and ``n_clusters``; its
-    state holds ``labels``, ``KPi``, ``S``, ``sizes``, ``diag`` (of K), ``objective`` and ``start``
-    (the objective of the start).  It defines :meth:`scores` and :meth:`value`.
+    state is a :class:`SweepState`.  It defines :meth:`scores` and :meth:`value`.
     """
 
     def scores(self, state, i: int, a: int) -> np.ndarray:
@@ -99,7 +115,7 @@ class SweepSearch:
     def start_state(self, labels: np.ndarray):
         """The state of the search from ``labels`` (taken over, not copied)."""
         KPi, S, sizes = labeling_statistics(self.K, labels, self.n_clusters)
-        state = SimpleNamespace(labels=labels, KPi=KPi, S=S, sizes=sizes, diag=np.diag(self.K).copy())
+        state = SweepState(labels=labels, KPi=KPi, S=S, sizes=sizes, diag=np.diag(self.K).copy())
         state.objective = state.start = self.value(state)
         return state
 

@@ -3,9 +3,11 @@
 A relaxation states its problem declaratively (:meth:`Relaxation.problem` returns a
 ``cvxpy.Problem``) and registers hand-written scalable solvers beside it.  ``solve`` dispatches
 on ``method``: ``"reference"`` solves the cvxpy statement (SCS or Clarabel), ``"auto"`` the
-family's default, any other name a registered solver.  Every solver returns a :class:`Result`
-whose objective and residuals are recomputed by the relaxation itself, so comparisons between
-solvers are fair whichever produced the point.
+family's default, any other name a registered solver or a plug-in (a method offered to every
+relaxation it applies to, :meth:`Relaxation.register_plugin`; the generic solver of
+:func:`cvxclust.solve` registers itself so at import).  This module knows no particular solver.
+Every solver returns a :class:`Result` whose objective and residuals are recomputed by the
+relaxation itself, so comparisons between solvers are fair whichever produced the point.
 """
 
 from __future__ import annotations
@@ -15,13 +17,12 @@ import time
 import warnings
 from abc import ABC, abstractmethod
 from numbers import Integral, Real
-from typing import Callable, ClassVar
+from typing import Callable, ClassVar, NamedTuple
 
 import cvxpy as cp
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._progress import call_clock
 from .parameters import Interval, Options, validate_parameter
 from .result import Result
 
@@ -42,6 +43,26 @@ _SOLVER_KEYWORDS = {
 
 
 SolverFunc = Callable[..., Result]
+
+
+class _Plugin(NamedTuple):
+    """A method offered to every relaxation it applies to (:meth:`Relaxation.register_plugin`)."""
+
+    solver: SolverFunc
+    applies: Callable[["Relaxation"], bool]
+
+
+#: the plug-in methods by name, in the order of registration
+_PLUGINS: dict[str, _Plugin] = {}
+#: reads a cvxpy problem into a standard form (:meth:`Relaxation.standard_form`); set by cvxclust.generic
+_STANDARD_FORM_READER: Callable[[cp.Problem], object] | None = None
+
+
+def _check_method_name(name) -> None:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+    if name in ("reference", "auto"):
+        raise ValueError(f"name={name!r} is reserved")
 
 
 class Relaxation(ABC):
@@ -121,10 +142,7 @@ class Relaxation(ABC):
         ``@MyRelaxation.register_solver("admm")``.  The Result of a registered solver reports
         ``name`` as its method.
         """
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"name must be a non-empty string, got {name!r}")
-        if name in ("reference", "auto"):
-            raise ValueError(f"name={name!r} is reserved")
+        _check_method_name(name)
 
         def decorator(f):
             if isinstance(f, type) and hasattr(f, "as_function"):
@@ -138,42 +156,95 @@ class Relaxation(ABC):
         return decorator if func is None else decorator(func)
 
     @classmethod
+    def register_plugin(cls, name: str, solver: SolverFunc, applies: Callable[["Relaxation"], bool]) -> None:
+        """Register a plug-in method: a solver offered to every relaxation it applies to.
+
+        A plug-in is a method that is not written for one class but reads the relaxation's
+        :meth:`problem` (the generic solver of :func:`cvxclust.solve` registers itself this way
+        at import).  It is listed by :meth:`methods` of every class after the class's own
+        solvers, unless a class registers a solver of the same name, which then takes
+        precedence for that class; :meth:`scalable_methods` lists it for an instance where
+        ``applies(relaxation)`` is True.  ``solver(relaxation, **options)`` returns a
+        :class:`Result` and raises a ValueError saying why where it does not apply.
+
+        Parameters
+        ----------
+        name : str
+            The method name (not ``"reference"`` nor ``"auto"``).
+        solver : callable
+            ``solver(relaxation, **options) -> Result``.
+        applies : callable
+            ``applies(relaxation) -> bool``: whether the plug-in applies to the instance.
+        """
+        if cls is not Relaxation:
+            raise TypeError(f"plug-ins are registered on Relaxation, for every relaxation; got {cls.__name__} "
+                            f"(register a solver of one class with {cls.__name__}.register_solver)")
+        _check_method_name(name)
+        for what, func in (("solver", solver), ("applies", applies)):
+            if not callable(func):
+                raise TypeError(f"{what} must be a callable, got {func!r}")
+        _PLUGINS[name] = _Plugin(solver, applies)
+
+    @classmethod
+    def register_standard_form_reader(cls, reader: Callable[[cp.Problem], object]) -> None:
+        """Set the function that reads a ``cvxpy.Problem`` into a standard form
+        (:meth:`standard_form`); :mod:`cvxclust.generic` sets :func:`cvxclust.generic.standard_form`
+        at import.  The reader raises a ValueError naming the part of a problem outside its class."""
+        if not callable(reader):
+            raise TypeError(f"reader must be a callable, got {reader!r}")
+        global _STANDARD_FORM_READER
+        _STANDARD_FORM_READER = reader
+
+    @classmethod
     def methods(cls) -> list[str]:
         """Names accepted by :meth:`solve` (besides ``"auto"``): ``"reference"``, the registered
-        solvers, and ``"generic"`` (:func:`cvxclust.solve` on :meth:`problem`), which works when
-        the problem is of its class (:meth:`has_generic`)."""
-        return ["reference", *cls._solvers, *(["generic"] if "generic" not in cls._solvers else [])]
+        solvers, and the plug-ins (:meth:`register_plugin`; ``"generic"``, :func:`cvxclust.solve`
+        on :meth:`problem`), which apply where :meth:`scalable_methods` says so."""
+        return ["reference", *cls._solvers, *(name for name in _PLUGINS if name not in cls._solvers)]
 
     def scalable_methods(self) -> list[str]:
         """The methods other than ``"reference"`` that apply to this instance: the registered
-        solvers, and ``"generic"`` when :meth:`has_generic`."""
-        return [m for m in self.methods() if m != "reference" and (m != "generic" or self.has_generic())]
+        solvers, and the plug-ins that apply to it (``"generic"`` when :meth:`has_generic`)."""
+        return [m for m in self.methods()
+                if m != "reference" and (m in self._solvers or _PLUGINS[m].applies(self))]
 
-    def has_generic(self) -> bool:
-        """Whether :meth:`problem` is of the class :func:`cvxclust.solve` takes, so that method
-        ``"generic"`` applies (reads the problem once)."""
+    def standard_form(self):
+        """:meth:`problem` read into the standard form of :func:`cvxclust.solve`
+        (:class:`cvxclust.generic.StandardForm`), once (the form, or the error, is kept); a
+        ValueError names the part of the problem outside its class."""
+        cached = getattr(self, "_standard_form", None)
+        if cached is None:
+            if _STANDARD_FORM_READER is None:
+                raise RuntimeError("no standard-form reader is registered (import cvxclust.generic)")
+            try:
+                cached = _STANDARD_FORM_READER(self.problem())
+            except ValueError as error:
+                cached = error
+            self._standard_form = cached
+        if isinstance(cached, ValueError):
+            raise ValueError(str(cached))
+        return cached
+
+    def has_standard_form(self) -> bool:
+        """Whether :meth:`problem` is of the class :func:`cvxclust.solve` takes (:meth:`standard_form`
+        reads it; once)."""
         try:
-            self.generic_form()
+            self.standard_form()
         except ValueError:
             return False
         return True
 
-    def generic_form(self):
-        """:meth:`problem` read into the standard form of :func:`cvxclust.solve`
-        (:class:`cvxclust.generic.StandardForm`), once; a ValueError names the part of the
-        problem outside its class."""
-        cached = getattr(self, "_generic_form", None)
-        if cached is None:
-            from .generic import standard_form
+    def has_generic(self) -> bool:
+        """Whether method ``"generic"`` applies: :meth:`has_standard_form`."""
+        return self.has_standard_form()
 
-            try:
-                cached = standard_form(self.problem())
-            except ValueError as error:
-                cached = error
-            self._generic_form = cached
-        if isinstance(cached, ValueError):
-            raise ValueError(f"method 'generic' does not apply to {self.name}: {cached}")
-        return cached
+    def generic_form(self):
+        """:meth:`standard_form`, with the ValueError saying that method ``"generic"`` does not
+        apply (the name it had before :meth:`standard_form`)."""
+        try:
+            return self.standard_form()
+        except ValueError as error:
+            raise ValueError(f"method 'generic' does not apply to {self.name}: {error}") from None
 
     def solve(self, method: str = "auto", **options) -> Result:
         """Solve the relaxation.
@@ -205,14 +276,8 @@ class Relaxation(ABC):
                 )
         if method == "reference":
             return solve_reference(self, **options)
-        if method == "generic" and "generic" not in self._solvers:
-            from .generic import GenericSolver
-
-            with call_clock():  # reading the problem counts in the solve's time
-                self.generic_form()  # a ValueError naming what is outside the class
-                return GenericSolver(self, **options).run()
         try:
-            solver = self._solvers[method]
+            solver = self._solvers[method] if method in self._solvers else _PLUGINS[method].solver
         except (KeyError, TypeError):
             raise ValueError(
                 f"Unknown method {method!r} for {self.name}; valid methods are "

@@ -58,7 +58,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral
-from types import SimpleNamespace
 from typing import NamedTuple
 
 import numpy as np
@@ -68,7 +67,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from .linalg import PSDProjector
 from .parameters import Interval
 from .result import relative_gap
-from .solvers import POSITIVE, Certificate, IterativeSolver, Param
+from .solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 
 __all__ = ["DualNewtonSolver", "NearestPoint", "NewtonResult", "generalized_hessian", "newton_multipliers"]
 
@@ -244,6 +243,26 @@ class NearestPoint:
     sense: str = "minimize"
 
 
+@dataclass(kw_only=True, eq=False)
+class DualNewtonState(SolverState):
+    """The state of :class:`DualNewtonSolver`."""
+
+    problem: NearestPoint
+    #: the multiplier of the cone, the point the next step starts from (with momentum) and the
+    #: momentum's weight; None (and no projector) without the cone
+    S: np.ndarray | None
+    Y: np.ndarray | None
+    momentum: float = 1.0
+    project: PSDProjector | None
+    #: the Newton solve's multipliers of the row sums and the trace (its warm start)
+    u: np.ndarray | None = None
+    v: float | None = None
+    newton_total: int = 0
+    #: ``(F, theta, iterations)`` of the last Newton solve at S (None before one)
+    at_S: tuple | None = None
+    half_norm_T: float
+
+
 class DualNewtonSolver(IterativeSolver):
     """Solve a :class:`NearestPoint` problem on its dual; see the module docstring.
 
@@ -295,9 +314,8 @@ class DualNewtonSolver(IterativeSolver):
         n = problem.T.shape[0]
         # without the cone S = Y = 0 throughout: no matrices for them, no projector
         S = np.zeros((n, n)) if problem.psd else None
-        return SimpleNamespace(
-            problem=problem, S=S, Y=S, momentum=1.0, u=None, v=None, newton_total=0, at_S=None,
-            project=PSDProjector(n, partial=self.partial_eig) if problem.psd else None,
+        return DualNewtonState(
+            problem=problem, S=S, Y=S, project=PSDProjector(n, partial=self.partial_eig) if problem.psd else None,
             half_norm_T=0.5 * float(np.vdot(problem.T, problem.T)))
 
     def _newton(self, state, shift, max_iter):

@@ -10,7 +10,7 @@ the manner of scikit-learn's ``_parameter_constraints``::
         "random_state": ["random_state"],
         "callback": [callable, None],
     }
-    validate_parameters(parameters, {"tol": 1e-6, ...}, owner="admm")
+    check_parameters(parameters, {"tol": 1e-6, ...}, owner="admm")
 
 A failure raises :class:`InvalidParameterError` (a ``ValueError`` and a ``TypeError``) whose
 message names the parameter, its value and what was expected.  Booleans are never numbers here
@@ -27,7 +27,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["InvalidParameterError", "Interval", "Options", "validate_parameter", "validate_parameters"]
+__all__ = ["InvalidParameterError", "Interval", "Options", "check_parameter", "check_parameters",
+           "validate_parameter", "validate_parameters"]
 
 
 class InvalidParameterError(ValueError, TypeError):
@@ -91,14 +92,17 @@ class Interval:
 
 
 class Options:
-    """One of a fixed set of values (strings, usually)."""
+    """One of a fixed set of values (strings, usually), of the same type as the value it
+    equals (``1.0`` is not the option ``1``, ``True`` not ``1``); a string of a subclass of
+    ``str`` (a numpy string) is the string option it equals."""
 
     def __init__(self, *values):
         self.values = values
 
     def accepts(self, value) -> bool:
         try:
-            return any(value == v and type(value) is type(v) for v in self.values)
+            return any(value == v and (type(value) is type(v) or isinstance(v, str) and isinstance(value, str))
+                       for v in self.values)
         except (TypeError, ValueError):  # arrays compare elementwise
             return False
 
@@ -140,9 +144,15 @@ def _describe(constraint) -> str:
     return str(constraint)
 
 
-def validate_parameter(name: str, value, constraints, owner: str | None = None):
+def check_parameter(name: str, value, constraints, owner: str | None = None, *, message: str | None = None):
     """Return ``value`` (numpy scalars turned into Python ones) if any of ``constraints``
-    accepts it; otherwise raise :class:`InvalidParameterError` naming ``name``."""
+    accepts it; otherwise raise :class:`InvalidParameterError` naming ``name``.
+
+    ``message``, where given, is the error's text as a format string with the fields ``name``,
+    ``value`` and ``expected`` (what the constraints accept, in words), for the checks of
+    arguments that word their errors their own way; by default the message reads
+    ``"The 'name' parameter of owner must be <expected>. Got <value> instead."``.
+    """
     for constraint in constraints:
         if _accepts(constraint, value):
             if isinstance(value, np.generic):
@@ -150,11 +160,13 @@ def validate_parameter(name: str, value, constraints, owner: str | None = None):
             return value
     expected = [_describe(c) for c in constraints]
     expected = expected[0] if len(expected) == 1 else ", ".join(expected[:-1]) + " or " + expected[-1]
+    if message is not None:
+        raise InvalidParameterError(message.format(name=name, value=value, expected=expected))
     where = f" of {owner}" if owner else ""
     raise InvalidParameterError(f"The {name!r} parameter{where} must be {expected}. Got {value!r} instead.")
 
 
-def validate_parameters(table: Mapping, values: Mapping, owner: str | None = None) -> dict:
+def check_parameters(table: Mapping, values: Mapping, owner: str | None = None) -> dict:
     """Check every entry of ``values`` against ``table``; return the checked values.
 
     A name missing from ``table`` raises ``TypeError`` (an unexpected keyword argument), as a
@@ -166,5 +178,10 @@ def validate_parameters(table: Mapping, values: Mapping, owner: str | None = Non
             where = f"{owner}() " if owner else ""
             raise TypeError(f"{where}got an unexpected keyword argument {name!r}; valid parameters are "
                             f"{sorted(table)}")
-        checked[name] = validate_parameter(name, value, table[name], owner)
+        checked[name] = check_parameter(name, value, table[name], owner)
     return checked
+
+
+#: the earlier names of :func:`check_parameter` and :func:`check_parameters`
+validate_parameter = check_parameter
+validate_parameters = check_parameters

@@ -42,11 +42,14 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ._progress import Progress, claim_call_start
+from ._deprecation import warn_deprecated
 from .linalg import blas_threads
 from .parameters import Interval, validate_parameter
+from .penalty import ResidualBalancing
 from .result import Result, relative_gap
 
-__all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "balance_penalty", "polish_due"]
+__all__ = ["Certificate", "IterativeSolver", "Param", "STOP_REASONS", "SolverState", "balance_penalty",
+           "polish_due"]
 
 #: what each status of an iterative solver means
 STOP_REASONS = {
@@ -67,6 +70,27 @@ class Param(NamedTuple):
 
     default: Any
     constraints: list
+
+
+@dataclass(kw_only=True, eq=False)
+class SolverState:
+    """The base of a solver's state (what :meth:`~IterativeSolver.init_state` returns and
+    :meth:`~IterativeSolver.step` updates in place), as jaxopt's solvers type theirs.
+
+    Each solver declares its state as a dataclass that extends this one
+    (``@dataclass(kw_only=True, eq=False)``), with every field it ever sets, so the state of a
+    solver reads in one place; :meth:`~IterativeSolver.init_state` builds it whole.
+
+    Attributes
+    ----------
+    iteration : int
+        The index of the last iteration stepped (0 before the first, for the solvers that track it).
+    checks : int
+        The certification checks made so far (for the solvers that count them).
+    """
+
+    iteration: int = 0
+    checks: int = 0
 
 
 @dataclass
@@ -183,7 +207,8 @@ class IterativeSolver:
 
     # -- what a solver supplies --------------------------------------------------------------
     def init_state(self):
-        """The state before the first iteration (set-up work counts towards the time limit)."""
+        """The state before the first iteration, a :class:`SolverState` that declares every field
+        (set-up work counts towards the time limit)."""
         raise NotImplementedError
 
     def step(self, state, iteration: int) -> dict | None:
@@ -395,15 +420,14 @@ def _caller_stacklevel() -> int:
 
 
 def balance_penalty(iteration: int, rho: float, U, r_primal: float, r_dual: float, mu: float, every: int):
-    """Residual balancing of an ADMM penalty (Boyd et al. 2011, 3.4.1), every ``every`` iterations:
-    rho doubles when the primal residual exceeds ``mu`` times the dual one and halves in the
-    opposite case; the scaled multiplier ``U = Y / rho`` follows.  Returns ``(rho, U)``."""
-    if iteration % every == 0:
-        if r_primal > mu * r_dual:
-            return rho * 2.0, U / 2.0
-        if r_dual > mu * r_primal:
-            return rho / 2.0, U * 2.0
-    return rho, U
+    """Residual balancing of an ADMM penalty, every ``every`` iterations; returns ``(rho, U)``.
+
+    Kept for one release: use :class:`cvxclust.penalty.ResidualBalancing` (the one schedule of
+    the package's ADMMs, which also keeps rho within :data:`cvxclust.penalty.PENALTY_RANGE` of
+    its start, here ``rho`` itself)."""
+    warn_deprecated("cvxclust.solvers.balance_penalty is replaced by cvxclust.penalty.ResidualBalancing")
+    change = ResidualBalancing(rho, mu, every).change(iteration, rho, r_primal, r_dual)
+    return (rho, U) if change == 1.0 else (rho * change, U / change)
 
 
 def polish_due(gap: float, residual: float, last: tuple[float, float] | None, tol: float) -> bool:

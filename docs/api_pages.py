@@ -24,6 +24,7 @@ MODULES = [
     ("cvxclust.rounding", "Roundings"),
     ("cvxclust.datasets", "Data sets"),
     ("cvxclust.solvers", "The certified-solver core"),
+    ("cvxclust.penalty", "The penalty schedule of the ADMMs"),
     ("cvxclust.result", "Results"),
     ("cvxclust.parameters", "Parameter checks"),
     ("cvxclust.validation", "Validation"),

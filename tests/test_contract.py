@@ -154,3 +154,51 @@ def test_statuses_are_documented():
     for status in STATUSES:
         assert f'"{status}"' in doc
     assert set(cvxclust.solvers.STOP_REASONS) == STATUSES
+
+
+# -- typed solver states ---------------------------------------------------------------------------
+
+
+def _heuristic_runs():
+    """The iterative solvers no relaxation registers: the HSIC heuristics, the low-rank SDP and
+    the rounding by alternating projections."""
+    from cvxclust import hsic
+
+    K, A = center(rbf(_iris(12), 1.0)), np.eye(2) + 1.0
+    return [lambda: hsic.cccp(K, A, n_init=1, max_iter=5, random_state=0),
+            lambda: hsic.nmf(K, A, max_iter=5, random_state=0),
+            lambda: hsic.greedy(K, A, max_iter=5, random_state=0),
+            lambda: hsic.lowrank(K, A, max_iter=5, random_state=0),
+            lambda: hsic.alternating_projection(np.abs(np.random.default_rng(0).standard_normal((12, 2))), max_iter=5)]
+
+
+def test_every_solver_state_is_typed_and_declares_what_it_holds(monkeypatch):
+    """Every iterative solver's state is a dataclass extending cvxclust.solvers.SolverState that
+    declares every field its solver sets (no attribute appears that the class does not name)."""
+    import dataclasses
+
+    from cvxclust.solvers import IterativeSolver, SolverState
+
+    seen = {}
+    advance = IterativeSolver.advance
+
+    def recording(self, state, figures):
+        seen[f"{type(self).__module__}.{type(self).__qualname__}"] = state
+        return advance(self, state, figures)
+
+    monkeypatch.setattr(IterativeSolver, "advance", recording)
+    runs = [lambda cls=cls, m=m: INSTANCES[cls]().solve(m, max_iter=5) for cls, m in CASES] + _heuristic_runs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for run in runs:
+            run()
+    modules = {name.rsplit(".", 1)[0] for name in seen}
+    assert {"cvxclust.ssc._dual_newton", "cvxclust.generic.solver", "cvxclust.ssc._admm", "cvxclust.ssc._lagrange_dual",
+            "cvxclust.ssc._successive_projections", "cvxclust.hsic._admm", "cvxclust.hsic._lowrank",
+            "cvxclust.hsic._spectral", "cvxclust.hsic._nmf", "cvxclust.hsic._rounding", "cvxclust.hsic._greedy",
+            "cvxclust.bregman._jc_admm", "cvxclust.bregman._davis_yin",
+            "cvxclust.bregman._conditional_gradient"} <= modules, sorted(modules)
+    for name, state in seen.items():
+        assert isinstance(state, SolverState) and dataclasses.is_dataclass(state), name
+        undeclared = set(vars(state)) - {f.name for f in dataclasses.fields(state)}
+        assert not undeclared, f"{name} sets {sorted(undeclared)} outside its state's fields"

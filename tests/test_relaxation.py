@@ -323,3 +323,73 @@ def test_make_result_recomputes_objective_and_residuals(toy):
     assert r.history == ()
 
 
+
+
+# -- plug-in methods ---------------------------------------------------------------------------
+
+
+def test_the_core_does_not_import_the_generic_solver():
+    # the generic solver is a plug-in: the relaxation module knows no particular solver
+    import ast
+    from pathlib import Path
+
+    import cvxclust._relaxation as core
+
+    tree = ast.parse(Path(core.__file__).read_text())
+    imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    assert not [name for name in imported if "generic" in name], imported
+    assert "generic" in core._PLUGINS  # registered by cvxclust.generic at import
+
+
+def test_a_plug_in_is_offered_to_every_relaxation_it_applies_to(monkeypatch, toy):
+    from cvxclust import _relaxation
+
+    def everywhere(relaxation, **options):
+        X = np.full((1, relaxation.v.size), 1.0 / relaxation.v.size)
+        return relaxation.make_result(X, status="optimal", method="mine", iterations=1, time=0.0)
+
+    monkeypatch.setattr(_relaxation, "_PLUGINS", dict(_relaxation._PLUGINS))
+    Relaxation.register_plugin("everywhere", everywhere, lambda r: isinstance(r, NearestSimplexPoint))
+    # listed by every class after its own solvers, applied where it applies, called by its name
+    assert NearestSimplexPoint.methods() == ["reference", "projected-gradient", "generic", "everywhere"]
+    assert "everywhere" in FrobeniusPSD.methods()
+    assert toy.scalable_methods() == ["projected-gradient", "everywhere"]
+    assert "everywhere" not in FrobeniusPSD(np.eye(4)).scalable_methods()
+    result = toy.solve("everywhere")
+    assert result.method == "everywhere" and result.objective == toy.objective(np.full((1, 25), 1 / 25))
+    # a solver a class registers under the same name takes precedence for that class only
+    class Own(NearestSimplexPoint):
+        pass
+
+    Own.register_solver("everywhere", dummy_solver)
+    assert Own.methods() == ["reference", "everywhere", "generic"]
+    assert Own(toy.v).solve("everywhere").objective == toy.objective(np.full((1, 25), 1 / 25))
+    assert Own.methods().count("everywhere") == 1
+
+
+def test_plug_ins_are_registered_on_relaxation_itself():
+    with pytest.raises(TypeError, match="register_solver"):
+        NearestSimplexPoint.register_plugin("x", dummy_solver, lambda r: True)
+    with pytest.raises(ValueError, match="reserved"):
+        Relaxation.register_plugin("reference", dummy_solver, lambda r: True)
+    with pytest.raises(TypeError, match="applies must be a callable"):
+        Relaxation.register_plugin("x", dummy_solver, True)
+
+
+def test_the_standard_form_is_one_cached_method(toy):
+    import cvxclust.generic.standard_form as module
+
+    assert not hasattr(module, "form_of")  # the one way is Relaxation.standard_form()
+    relaxation = FrobeniusPSD(np.eye(4) + 0.5)
+    form = relaxation.standard_form()
+    assert isinstance(form, cvxclust.generic.StandardForm) and relaxation.standard_form() is form
+    assert relaxation.generic_form() is form and relaxation.has_standard_form() and relaxation.has_generic()
+    plain = cvxclust.generic.CvxpyRelaxation(relaxation.problem())
+    assert isinstance(plain.standard_form(), cvxclust.generic.StandardForm)
+    # outside the class: the reader's message, kept (read once)
+    with pytest.raises(ValueError, match="square matrix") as error:
+        toy.standard_form()
+    assert "generic" not in str(error.value) and not toy.has_standard_form()
+    with pytest.raises(ValueError, match="method 'generic' does not apply to NearestSimplexPoint"):
+        toy.generic_form()

@@ -351,3 +351,50 @@ def test_progress_position_is_the_log_progress_of_the_gap_and_residual(capsys):
     limited.update(1, 1.0, gap=1.0, residual=1.0, check=True)  # disabled: nothing is kept or shown
     assert limited.gap is None and limited.figures(80, 12.34) == "12.3s/300s it=80"
     assert capsys.readouterr().err.count("gap=") >= 4
+
+
+# -- one checking vocabulary ---------------------------------------------------------------------
+
+
+def test_check_parameter_is_the_primary_name_and_validate_its_alias():
+    from cvxclust import parameters
+
+    assert parameters.validate_parameter is parameters.check_parameter
+    assert parameters.validate_parameters is parameters.check_parameters
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the old names give no warning yet
+        assert parameters.validate_parameter("tol", np.float64(0.5), [Interval(Real, 0, 1)]) == 0.5
+    with pytest.raises(InvalidParameterError, match=r"^The 'k' parameter of f must be an int"):
+        parameters.check_parameters({"k": [Interval(Integral, 1, None)]}, {"k": 0}, "f")
+    # a message of the caller's own wording, with the expected values in words
+    with pytest.raises(InvalidParameterError, match=r"^k=0 is not an int in the range \[1, inf\)$"):
+        parameters.check_parameter("k", 0, [Interval(Integral, 1, None)], message="{name}={value!r} is not {expected}")
+
+
+@pytest.mark.parametrize(("check", "args", "message"), [
+    ("check_positive", (0, "step"), "step must be a positive number, got 0"),
+    ("check_positive", (np.inf, "step"), "step must be a positive number, got inf"),
+    ("check_choice", ("c", "kind", ("b", "a")), "Unknown kind 'c'; valid values are ['a', 'b']"),
+    ("check_choice", ("c", "kind", {"{x}": 1}), "Unknown kind 'c'; valid values are ['{x}']"),
+    ("check_int_range", (2.0, "k", 1, 4), "k must be an integer, got 2.0"),
+    ("check_int_range", (5, "k", 1, 4), "k must be between 1 and 4, got 5"),
+    ("check_int_range", (0, "k", 1), "k must be >= 1, got 0"),
+    ("check_n_clusters", (6, 5), "n_clusters must be between 2 and n_samples=5, got 6"),
+    ("check_n_clusters", (True, 5), "n_clusters must be an integer, got True"),
+    ("check_bool", (1, "flag"), "flag must be True or False, got 1"),
+])
+def test_scalar_checks_are_the_declarative_checks_worded_for_arguments(check, args, message):
+    from cvxclust import _checks
+
+    with pytest.raises(InvalidParameterError) as error:
+        getattr(_checks, check)(*args)
+    assert str(error.value) == message
+
+
+def test_scalar_checks_return_python_values():
+    from cvxclust._checks import check_bool, check_choice, check_int_range, check_n_clusters
+
+    assert type(check_int_range(np.int32(4), "k", 1, 4)) is int and check_n_clusters(np.int64(3), 5) == 3
+    assert check_bool(np.bool_(True), "flag") is True
+    check_choice(np.str_("a"), "kind", ("a", "b"))  # a numpy string is the string it equals
+    assert Options("a").accepts(np.str_("a")) and not Options(1).accepts(1.0) and not Options(1).accepts(True)

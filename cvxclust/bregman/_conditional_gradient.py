@@ -62,7 +62,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from numbers import Integral
-from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
@@ -70,7 +69,7 @@ import numpy as np
 from .._checks import check_choice, check_int_range, check_n_clusters, check_positive
 from ..parameters import Interval, Options
 from ..result import Result
-from ..solvers import Certificate, IterativeSolver, Param
+from ..solvers import Certificate, IterativeSolver, Param, SolverState
 from ._cg_steps import line_search, local_search_step
 from ._omega import omega, omega_dual_subgradient
 
@@ -162,6 +161,31 @@ class OmegaRegularized:
     def from_primary(self, X: np.ndarray) -> np.ndarray:
         """T for the relaxation's variable X (``X * scale``)."""
         return X if self.scale is None else X * self.scale
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What :class:`ConditionalGradient` computes at an iterate (module docstring)."""
+
+    loss: float
+    #: the linear oracle's atom (its negative is the direction)
+    direction: np.ndarray
+    objective: float
+    #: the lower bound from the iterate's gradient
+    lower: float
+
+
+@dataclass(kw_only=True, eq=False)
+class ConditionalGradientState(SolverState):
+    """The state of :class:`ConditionalGradient`."""
+
+    #: the iterate and the bound on its norm Omega
+    T: np.ndarray
+    s: float
+    #: the evaluation at T (None after a step, until computed again)
+    evaluation: Evaluation | None
+    #: the bound at the start point, for the first check (then -inf)
+    start_bound: float
 
 
 class ConditionalGradient(IterativeSolver):
@@ -260,14 +284,14 @@ class ConditionalGradient(IterativeSolver):
                                                  random_state=self.random_state, return_value=True)
         objective = L_val + 0.5 * p.alpha * omega(T, p.n_clusters, domain=p.domain) ** 2
         lower = L_val - float(np.vdot(G, T)) - dual**2 / (2 * p.alpha)
-        return SimpleNamespace(loss=L_val, direction=direction, objective=objective, lower=lower)
+        return Evaluation(loss=L_val, direction=direction, objective=objective, lower=lower)
 
     def init_state(self):
         p, T = self.problem, self._start_point.copy()
         s = 0.0 if p.start is None and self.warm_start is None else omega(T, p.n_clusters, domain=p.domain)
-        state = SimpleNamespace(T=T, s=s, evaluation=self._evaluate_at(T))
-        state.start_bound = state.evaluation.lower  # the bound at T_0 joins the first check's
-        return state
+        evaluation = self._evaluate_at(T)
+        # the bound at T_0 joins the first check's
+        return ConditionalGradientState(T=T, s=s, evaluation=evaluation, start_bound=evaluation.lower)
 
     def step(self, state, iteration):
         p = self.problem

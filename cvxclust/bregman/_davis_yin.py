@@ -57,8 +57,8 @@ Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral, Real
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -66,7 +66,7 @@ from ..linalg import project_simplex_rows
 from ..parameters import Interval, InvalidParameterError
 from ..solvers import POSITIVE, Param
 from ._conditional_jc import ConditionalJC
-from ._feasible import M1Solver
+from ._feasible import M1Solver, M1State
 from .sets import M2Projector
 
 __all__ = ["DavisYin", "davis_yin", "gradient_lipschitz"]
@@ -99,6 +99,16 @@ def _check_quadratic(relaxation) -> None:
 
 def _centred_norm2(XR: np.ndarray) -> float:
     return float(np.linalg.norm(XR - XR.mean(axis=0), 2) ** 2)
+
+
+@dataclass(kw_only=True, eq=False)
+class DavisYinState(M1State):
+    """The state of :class:`DavisYin`: the step, the splitting's point ``W`` and the point ``V``
+    projected onto M2, besides what :class:`~cvxclust.bregman._feasible.M1State` holds."""
+
+    gamma: float
+    W: np.ndarray
+    V: np.ndarray
 
 
 class DavisYin(M1Solver):
@@ -176,8 +186,8 @@ class DavisYin(M1Solver):
         # identical points make f constant on M1 (L = 0): any step is exact, keep it finite
         gamma = self.step_size / max(_centred_norm2(XR), 1e-12 * max(float(np.sum(XR * XR)), 1.0))
         W = np.full((t, t), 1.0 / t)
-        return SimpleNamespace(project=M2Projector(t, d, partial=self.partial_eig), feasible=self.feasible_point(),
-                               gamma=gamma, W=W, M=W.copy(), V=W.copy(), Z=W.copy(), thresholds=None, exact=True)
+        return DavisYinState(project=M2Projector(t, d, partial=self.partial_eig), feasible=self.feasible_point(),
+                             gamma=gamma, W=W, M=W.copy(), V=W.copy(), Z=W.copy())
 
     def step(self, state, iteration):
         relax, gamma = self.relaxation, state.gamma

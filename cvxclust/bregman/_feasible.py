@@ -31,13 +31,14 @@ are at the rounding level).  The history records the objective of the S iterate
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from numbers import Integral
 
 import numpy as np
 
 from ..linalg import alternating_projections, project_simplex_rows
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState, polish_due
 from ._conditional_jc import ConditionalJC
 from .sets import M2Projector
 
@@ -114,11 +115,34 @@ class FeasiblePoint:
         return best, f_best
 
 
+@dataclass(kw_only=True, eq=False)
+class M1State(SolverState):
+    """What the state of a solver of (10) holds for :class:`M1Solver`; each solver extends it."""
+
+    #: the projection onto M2 (exact, and warm-started approximate)
+    project: M2Projector
+    #: the best exactly feasible point of the checks
+    feasible: FeasiblePoint
+    #: the iterate in S and the iterate in M2 (the exact projection at a check)
+    M: np.ndarray
+    Z: np.ndarray
+    #: whether the last Z-step was exact
+    exact: bool = True
+    #: the thresholds of the last simplex projection of the rows (its warm start)
+    thresholds: np.ndarray | None = None
+    #: at a check: the objective of M, the relative residuals and the ``(Y, Z)`` pairs of
+    #: :meth:`~cvxclust.bregman.ConditionalJC.best_dual_value`
+    f_M: float = np.nan
+    r_primal: float = np.nan
+    r_dual: float = np.nan
+    multipliers: list = field(default_factory=list)
+
+
 class M1Solver(IterativeSolver):
     """The certification shared by the solvers of (10) (module docstring).
 
-    A subclass's :meth:`step` leaves in ``state``: ``M`` (in S), ``Z`` (in M2, the exact
-    projection at a check), ``feasible`` (a :class:`FeasiblePoint`), and at a check also
+    A subclass's :meth:`init_state` returns an :class:`M1State`, and its :meth:`step` leaves
+    there: ``M`` (in S), ``Z`` (in M2, the exact projection at a check), and at a check also
     ``f_M`` (the objective of M), ``r_primal``, ``r_dual`` and ``multipliers`` (the ``(Y, Z)``
     pairs of :meth:`~cvxclust.bregman.ConditionalJC.best_dual_value`); it implements
     :meth:`last_multiplier`.

@@ -46,19 +46,37 @@ Clustering", Conference on Uncertainty in Artificial Intelligence (UAI), 2013.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral, Real
-from types import SimpleNamespace
 
 import numpy as np
 
 from ..parameters import Interval, Options
-from ..solvers import POSITIVE, Param, balance_penalty
+from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
+from ..solvers import POSITIVE, Param
 from ._conditional_jc import ConditionalJC
-from ._feasible import M1Solver
+from ._feasible import M1Solver, M1State
 from ._m_steps import exact_m_step, linearized_m_step
 from .sets import M2Projector
 
 __all__ = ["ADMM", "admm"]
+
+
+@dataclass(kw_only=True, eq=False)
+class ADMMState(M1State):
+    """The state of :class:`ADMM`, besides what :class:`~cvxclust.bregman._feasible.M1State` holds."""
+
+    #: ``M X`` (the centres of the M iterate), the scaled multiplier of ``M = Z`` and the penalty
+    MX: np.ndarray
+    U: np.ndarray
+    rho: float
+    penalty: ResidualBalancing
+    #: per-row curvature estimates of the M-step (of f when linearised)
+    L: np.ndarray
+    #: the rounding floor of the linearised step
+    scale: float
+    #: the tolerance of the exact M-step's inner iterations
+    inner_tol: float = 1e-2
 
 
 class ADMM(M1Solver):
@@ -92,7 +110,8 @@ class ADMM(M1Solver):
         1.8 saves iterations against 1.6 with the linearised M-step; more saves none.
     mu, adapt_every : float, int, default=2.0, 5
         Residual balancing: rho is doubled or halved every ``adapt_every`` iterations when the
-        primal and dual residuals differ by more than the factor ``mu``.
+        primal and dual residuals differ by more than the factor ``mu`` (>= 1;
+        :class:`cvxclust.penalty.ResidualBalancing`).
     m_step : {"linearized", "exact"}, default="linearized"
         One proximal-gradient step on f per iteration
         (:func:`~cvxclust.bregman._m_steps.linearized_m_step`; several times faster) or the
@@ -131,8 +150,8 @@ class ADMM(M1Solver):
         "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
         "rho": Param(None, [None, *POSITIVE]),
         "alpha": Param(1.8, [Interval(Real, 0, 2, closed="neither")]),
-        "mu": Param(2.0, POSITIVE),
-        "adapt_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
+        "mu": Param(2.0, MU),
+        "adapt_every": Param(5, ADAPT_EVERY),
         "m_step": Param("linearized", [Options("linearized", "exact")]),
         "inner_max_iter": Param(300, [Interval(Integral, 1, None, closed="left")]),
         "inner_factor": Param(0.1, POSITIVE),
@@ -148,12 +167,11 @@ class ADMM(M1Solver):
             # weigh both terms of the first M-step alike: the gradient of f at J against rho times a
             # distance of order 1 between points of S
             rho = max(float(np.linalg.norm(relax.gradient_from(JX))), 1e-8)
-        return SimpleNamespace(
+        return ADMMState(
             project=M2Projector(t, d, partial=self.partial_eig), feasible=self.feasible_point(),
             M=J.copy(), MX=JX.copy(), Z=J.copy(), U=np.zeros((t, t)), rho=float(rho),
-            L=np.full(t, float(rho)),  # per-row curvature estimates of the M-step (of f when linearised)
-            thresholds=None, inner_tol=1e-2, exact=True,
-            scale=float(relax.row_objectives(JX).mean()),  # the rounding floor of the linearised step
+            penalty=ResidualBalancing(float(rho), self.mu, self.adapt_every), L=np.full(t, float(rho)),
+            scale=float(relax.row_objectives(JX).mean()),
         )
 
     def step(self, state, iteration):
@@ -194,8 +212,9 @@ class ADMM(M1Solver):
             state.multipliers = [(rho * state.U, state.Z), (Y_M, None)]
         row = {"iterate_objective": state.f_M, "primal_residual": state.r_primal, "dual_residual": state.r_dual,
                "rho": rho, "inner_iterations": inner}
-        state.rho, state.U = balance_penalty(iteration + 1, rho, state.U, state.r_primal, state.r_dual, self.mu,
-                                             self.adapt_every)
+        change = state.penalty.change(iteration + 1, rho, state.r_primal, state.r_dual)
+        if change != 1.0:
+            state.rho, state.U = rho * change, state.U / change
         return row
 
     def last_multiplier(self, state):

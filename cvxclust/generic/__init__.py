@@ -4,8 +4,13 @@
 bounds, affine equalities and inequalities, a linear or squared-Frobenius objective) and solves
 it on the matrix itself, with a certified bound; after ``import cvxclust`` the same is
 ``problem.solve(method="cvxclust")``.  Every :class:`~cvxclust.Relaxation` whose problem is of
-this class also has it as its method ``"generic"``.
+this class also has it as its method ``"generic"``: the package registers it as a plug-in of
+:class:`~cvxclust.Relaxation` (:meth:`~cvxclust.Relaxation.register_plugin`) at import, with
+:func:`standard_form` as the reader of :meth:`~cvxclust.Relaxation.standard_form`.
 """
+
+from .._progress import call_clock
+from .._relaxation import Relaxation
 
 from .dual_newton import GenericDualNewton, nearest_point_form
 from .entry import CvxpyRelaxation, solve
@@ -16,3 +21,14 @@ from .structure import Structure, structure
 
 __all__ = ["CvxpyRelaxation", "GenericDualNewton", "GenericSolver", "SpectralSet", "StandardForm", "Structure",
            "linear_map", "nearest_point_form", "solve", "standard_form", "structure"]
+
+
+def _generic(relaxation, **options):
+    """Method ``"generic"`` of a relaxation: :class:`GenericSolver` on its standard form."""
+    with call_clock():  # reading the problem counts in the solve's time
+        relaxation.generic_form()  # a ValueError naming what is outside the class
+        return GenericSolver(relaxation, **options).run()
+
+
+Relaxation.register_standard_form_reader(standard_form)
+Relaxation.register_plugin("generic", _generic, Relaxation.has_standard_form)

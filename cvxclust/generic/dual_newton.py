@@ -16,7 +16,7 @@ import numpy as np
 
 from ..dual_newton import DualNewtonSolver, NearestPoint
 from ..solvers import POSITIVE, Param
-from .standard_form import StandardForm, form_of
+from .standard_form import StandardForm
 from .structure import structure
 
 __all__ = ["GenericDualNewton", "nearest_point_form"]
@@ -58,10 +58,10 @@ class GenericDualNewton(DualNewtonSolver):
     parameters = DualNewtonSolver.parameters | {"tol": Param(1e-6, POSITIVE), "residual_tol": Param(1e-6, POSITIVE)}
 
     def size(self) -> int:
-        return form_of(self.relaxation).n
+        return self.relaxation.standard_form().n
 
     def nearest_point(self) -> NearestPoint:
-        problem, reason = nearest_point_form(form_of(self.relaxation))
+        problem, reason = nearest_point_form(self.relaxation.standard_form())
         if problem is None:
             raise ValueError(f"method='dual-newton' does not apply to this problem: {reason}")
         return problem

@@ -34,20 +34,22 @@ class CvxpyRelaxation(Relaxation):
     """
 
     default_method = "generic"
+    #: its objective and residuals are those of its standard form (the generic solver's figures stand)
+    judged_by_standard_form = True
 
     def __init__(self, problem, name: str = "cvxpy problem"):
-        self.standard_form = standard_form(problem)
+        self._standard_form = form = standard_form(problem)  # the cache of standard_form()
         self._problem = problem
         self.name = name
-        self.sense = self.standard_form.sense
-        self.primary_name = self.standard_form.variable.name()
+        self.sense = form.sense
+        self.primary_name = form.variable.name()
         self._objective_scale = None  # read from the structure's linear programs once, on demand
 
     def problem(self) -> cp.Problem:
         return self._problem
 
     def _check(self, X) -> np.ndarray:
-        n = self.standard_form.n
+        n = self.standard_form().n
         X = check_square_matrix(X, "X", symmetric=False)
         if X.shape != (n, n):
             raise ValueError(f"X must be of shape ({n}, {n}), got {X.shape}")
@@ -55,17 +57,17 @@ class CvxpyRelaxation(Relaxation):
 
     def objective(self, X) -> float:
         """The problem's objective at X (its own sense and scale)."""
-        return self.standard_form.objective(self._check(X))
+        return self.standard_form().objective(self._check(X))
 
     def residuals(self, X) -> dict[str, float]:
         """Relative violations (:meth:`cvxclust.generic.StandardForm.residuals`)."""
-        return self.standard_form.residuals(self._check(X))
+        return self.standard_form().residuals(self._check(X))
 
     def scalable_methods(self) -> list[str]:
         """``"generic"``, and ``"dual-newton"`` where the problem is a nearest-point problem
         (:func:`~cvxclust.generic.nearest_point_form`)."""
         methods = super().scalable_methods()
-        if nearest_point_form(self.standard_form)[0] is None:
+        if nearest_point_form(self.standard_form())[0] is None:
             methods.remove("dual-newton")
         return methods
 
@@ -77,7 +79,7 @@ class CvxpyRelaxation(Relaxation):
         if self._objective_scale is None:
             from .structure import structure
 
-            form = self.standard_form
+            form = self.standard_form()
             centre = structure(form, partial=False).centre
             self._objective_scale = 0.0
             if centre is not None:

@@ -62,7 +62,6 @@ Lagrangian methods for semidefinite programming", Mathematical Programming Compu
 from __future__ import annotations
 
 from numbers import Integral, Real
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
@@ -71,10 +70,12 @@ import scipy.sparse.linalg as spla
 
 from ..acceleration import AndersonAccelerator
 from ..parameters import Interval
+from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
 from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .spectral_set import SpectralSet
-from .standard_form import StandardForm, form_of
+from .standard_form import StandardForm
+from .state import GenericState
 from .restoration import polished, restore
 from .structure import structure
 
@@ -102,7 +103,8 @@ class GenericSolver(IterativeSolver):
     alpha : float in (0, 2)
         Over-relaxation.
     mu, adapt_every : float, int
-        Residual-balancing ratio and period of the penalty.
+        Residual-balancing ratio (>= 1) and period of the penalty
+        (:class:`cvxclust.penalty.ResidualBalancing`).
     partial_eig : bool
         Compute only the needed side of the spectrum when it is small.
     anderson, safeguard : int, float
@@ -139,8 +141,8 @@ class GenericSolver(IterativeSolver):
         "max_iter": Param(20000, [Interval(Integral, 1, None, closed="left")]),
         "rho": Param(None, [None, *POSITIVE]),
         "alpha": Param(1.6, [Interval(Real, 0, 2, closed="neither")]),
-        "mu": Param(10.0, [Interval(Real, 1, None, closed="left")]),
-        "adapt_every": Param(100, [Interval(Integral, 1, None, closed="left")]),
+        "mu": Param(10.0, MU),
+        "adapt_every": Param(100, ADAPT_EVERY),
         "partial_eig": Param(True, ["boolean"]),
         "anderson": Param(5, [Interval(Integral, 0, None, closed="left")]),
         "cone_free_start": Param(True, ["boolean"]),
@@ -156,7 +158,7 @@ class GenericSolver(IterativeSolver):
 
     def _form(self) -> StandardForm:
         if getattr(self, "_standard_form", None) is None:
-            self._standard_form = form_of(self.relaxation)
+            self._standard_form = self.relaxation.standard_form()
         return self._standard_form
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -164,8 +166,7 @@ class GenericSolver(IterativeSolver):
         form = self._form()
         split = structure(form, partial=self.partial_eig)
         n = form.n
-        state = SimpleNamespace(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]),
-)
+        state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
         finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
         state.boxed = bool(finite_L.any() or finite_U.any())
         state.L0, state.U0 = np.where(finite_L, form.L, 0.0), np.where(finite_U, form.U, 0.0)
@@ -189,7 +190,8 @@ class GenericSolver(IterativeSolver):
             rows = warm.extras.get("row_multipliers")
             if rows is not None and np.shape(rows) == state.lam.shape:
                 state.lam = -np.asarray(rows, dtype=float)
-        state.rho = state.rho0 = rho
+        state.rho = rho
+        state.penalty = ResidualBalancing(rho, self.mu, self.adapt_every)
         state.r_primal = state.r_dual = np.nan
         state.two_block = split.A.shape[0] == 0
         state.copies = ["B"] if state.two_block else self._copies(state)
@@ -270,23 +272,20 @@ class GenericSolver(IterativeSolver):
     def _advance(self, state, iteration):
         """Move past the previous iteration: rebalance rho after a check of a balancing period,
         else take the (accelerated) fixed-point step."""
-        if iteration % self.adapt_every == 0:
-            # residual balancing (Boyd et al. 2011, 3.4.1) between the distance of X to its copies
-            # and the move of the copies (the dual residual)
-            primal, dual = state.r_primal, state.r_dual
-            factor = 2.0 if primal > dual else 0.5
-            within = 1e-4 <= state.rho * factor / state.rho0 <= 1e4  # a runaway penalty helps neither
-            if within and max(primal, dual) > self.mu * max(min(primal, dual), _TINY):
-                state.rho *= factor
-                if self._rejected(state):
-                    state.image = state.accelerator.fallback  # rescale the plain step, not a failed one
-                values, multipliers, t, u_t = self._unpack_image(state)
-                blocks = [(values[name] + multipliers[name] / factor).ravel() for name in state.copies]
-                if state.m_in:
-                    blocks.append(t + u_t / factor)
-                state.S = np.concatenate(blocks)
-                state.accelerator.reset()
-                return
+        # residual balancing (cvxclust.penalty) between the distance of X to its copies and the move
+        # of the copies (the dual residual)
+        factor = state.penalty.change(iteration, state.rho, state.r_primal, state.r_dual)
+        if factor != 1.0:
+            state.rho *= factor
+            if self._rejected(state):
+                state.image = state.accelerator.fallback  # rescale the plain step, not a failed one
+            values, multipliers, t, u_t = self._unpack_image(state)
+            blocks = [(values[name] + multipliers[name] / factor).ravel() for name in state.copies]
+            if state.m_in:
+                blocks.append(t + u_t / factor)
+            state.S = np.concatenate(blocks)
+            state.accelerator.reset()
+            return
         S = state.accelerator.step(state.S, state.image)
         if S is not state.image and np.linalg.norm(S - state.image) > _REACH * max(np.linalg.norm(state.image), _TINY):
             # the accelerator's safeguard watches the residual, which stays the same when an
@@ -316,7 +315,7 @@ class GenericSolver(IterativeSolver):
             self._advance(state, iteration)
         values, multipliers, t, u_t = self._unpack(state)
         form, rho, alpha = state.form, state.rho, self.alpha
-        previous = getattr(state, "previous", None)
+        previous = state.previous
         if previous is not None:
             move = sum(np.linalg.norm(values[name] - previous[name]) ** 2 for name in state.copies)
             size = sum(np.linalg.norm(multipliers[name]) ** 2 for name in state.copies)
@@ -384,7 +383,7 @@ class GenericSolver(IterativeSolver):
 
     # -- certification --------------------------------------------------------------------------
     def _box_multiplier(self, state):
-        U = getattr(state, "U_box", None)
+        U = state.U_box
         return None if U is None or not state.boxed else -state.rho * U
 
     def dual_bound(self, state) -> float:
@@ -399,11 +398,11 @@ class GenericSolver(IterativeSolver):
         ``INFEASIBILITY_EVERY``-th check (a test costs an extreme eigenvalue); None otherwise and
         at the first test.  Where the constraints are infeasible the ADMM's multipliers diverge
         along a direction on which it is positive (Banjac et al. 2019)."""
-        state.checks = getattr(state, "checks", 0) + 1
+        state.checks += 1
         if state.checks % INFEASIBILITY_EVERY:
             return None
         Lam, y = self._box_multiplier(state), -state.lam
-        previous, state.last_multipliers = getattr(state, "last_multipliers", None), (Lam, y)
+        previous, state.last_multipliers = state.last_multipliers, (Lam, y)
         if previous is None:
             return None
         dLam = None if Lam is None or previous[0] is None else Lam - previous[0]
@@ -495,7 +494,7 @@ class GenericSolver(IterativeSolver):
                 if relative_gap(restored, best, self.gap_floor) <= self.tol or raw_worst > self.residual_tol:
                     certificate = Certificate(X, fresh, restored, self._own_residuals(state, X, in_s=True),
                                               certificate.figures)
-        if getattr(self.relaxation, "standard_form", None) is None:
+        if not getattr(self.relaxation, "judged_by_standard_form", False):
             certificate.objective = None  # a relaxation other than the plain problem judges with its own
         return certificate
 
@@ -532,5 +531,4 @@ class GenericSolver(IterativeSolver):
         Lam = self._box_multiplier(state)
         return {"rho": state.rho, "box_multiplier": Lam, "row_multipliers": -state.lam,
                 "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions,
-                "cone_free_iterations": getattr(state, "cone_free_iterations", 0),
-                "infeasibility": getattr(state, "infeasibility", None)}
+                "cone_free_iterations": state.cone_free_iterations, "infeasibility": state.infeasibility}

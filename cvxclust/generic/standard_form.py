@@ -37,7 +37,7 @@ from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 
-__all__ = ["StandardForm", "form_of", "standard_form"]
+__all__ = ["StandardForm", "standard_form"]
 
 # the variable attributes the class can read (the others change the problem's nature)
 _ATTRIBUTES = {"symmetric", "PSD", "nonneg", "nonpos", "bounds"}
@@ -461,14 +461,3 @@ def _is_square(expr) -> bool:
         return False
     p = getattr(expr.p, "value", expr.p)
     return float(p) == 2.0
-
-
-def form_of(relaxation) -> StandardForm:
-    """The standard form a generic solver works on: the relaxation's own (a
-    :class:`~cvxclust.generic.CvxpyRelaxation` has read it once), its ``generic_form()`` where
-    it has one, else read from its :meth:`~cvxclust.Relaxation.problem`."""
-    form = getattr(relaxation, "standard_form", None)
-    if isinstance(form, StandardForm):
-        return form
-    generic_form = getattr(relaxation, "generic_form", None)
-    return generic_form() if generic_form is not None else standard_form(relaxation.problem())

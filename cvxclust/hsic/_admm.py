@@ -28,10 +28,11 @@ an extrapolated step whose fixed-point residual grows by more than ``safeguard``
 and the memory restarted.  The extrapolation leaves a markedly smaller gap than the plain
 iteration after the same number of iterations.
 
-The penalty follows the two stopping figures rather than the primal and dual residuals: every
-``adapt_every`` iterations (at a check) rho is doubled (up to 1e6 times its start) when the worst
-residual relative to ``residual_tol`` exceeds ``mu`` times the certified gap relative to its
-target, and halved (down to 1e-6 times its start) in the opposite case. A large rho enforces the
+The penalty follows the two stopping figures rather than the primal and dual residuals
+(:class:`cvxclust.penalty.ResidualBalancing` on those figures): every ``adapt_every`` iterations
+(at a check) rho is doubled (within :data:`~cvxclust.penalty.PENALTY_RANGE` of its start) when
+the worst residual relative to ``residual_tol`` exceeds ``mu`` times the certified gap relative
+to its target, and halved in the opposite case. A large rho enforces the
 consensus X = Y = Z quickly, a small one moves the multipliers, hence the bound. The gap's target
 is ``tol / 4`` while the gap is above ``tol``, because the best bound is kept for good while the
 multipliers, hence fresh bounds, hardly move once rho is large: the bound is settled first, then
@@ -57,8 +58,9 @@ limit and the Result are those of :class:`cvxclust.solvers.IterativeSolver`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral, Real
-from types import SimpleNamespace
+from typing import Callable
 
 import numpy as np
 import scipy.linalg as sla
@@ -66,19 +68,49 @@ import scipy.linalg as sla
 from ..acceleration import AndersonAccelerator
 from ..linalg import PSDProjector
 from ..parameters import Interval
+from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
 from ..result import relative_gap
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._operator import AffineOperator
 from ._sdp import CLUHSICSDP
 from ._symmetry import ClusterSymmetry, SymmetricPSDProjector
 
 __all__ = ["ADMM", "admm"]
 
-#: the range of the penalty relative to its initial value ``rho``
-RHO_RANGE = (1e-6, 1e6)
-
 #: the fraction of ``tol`` the penalty balancing aims the certified gap at while it is above ``tol``
 GAP_MARGIN = 0.25
+
+
+@dataclass(kw_only=True, eq=False)
+class ADMMState(SolverState):
+    """The state of :class:`ADMM` (module docstring)."""
+
+    #: the affine constraints on the free indices, their order, C scaled by ``scale``
+    op: AffineOperator
+    n: int
+    Cs: np.ndarray
+    scale: float
+    #: the penalty, and the factor of its last change that the scaled multipliers still have to follow
+    rho: float
+    penalty: ResidualBalancing
+    rescale: float = 1.0
+    #: the p.s.d. projection and the orders of the blocks it splits into
+    project_psd: Callable[[np.ndarray], np.ndarray]
+    psd_blocks: list
+    accelerator: AndersonAccelerator
+    #: the state S = (S_Y, S_Z), one flat array: Y = Pi_psd(S_Y), Z = max(S_Z, 0); its image T(S)
+    S: np.ndarray
+    image: np.ndarray | None = None
+    #: the X-step's point, the scaled multipliers of X = Y and X = Z, the last Y and Z
+    X: np.ndarray
+    U: np.ndarray | None = None
+    V: np.ndarray | None = None
+    Y_prev: np.ndarray | None = None
+    Z_prev: np.ndarray | None = None
+    #: the figures of the last check, which the penalty balancing weighs, and whether there was one
+    gap: float = np.inf
+    worst: float = np.inf
+    checked: bool = False
 
 
 class ADMM(IterativeSolver):
@@ -137,8 +169,8 @@ class ADMM(IterativeSolver):
         "check_every": Param(10, [Interval(Integral, 1, None, closed="left")]),
         "rho": Param(1.0, POSITIVE),
         "alpha": Param(1.6, [Interval(Real, 0, 2, closed="neither")]),
-        "mu": Param(2.0, [Interval(Real, 1, None, closed="left")]),
-        "adapt_every": Param(50, [Interval(Integral, 1, None, closed="left")]),
+        "mu": Param(2.0, MU),
+        "adapt_every": Param(50, ADAPT_EVERY),
         "anderson": Param(10, [Interval(Integral, 0, None, closed="left")]),
         "safeguard": Param(2.0, POSITIVE),
         "partial_eig": Param(True, ["boolean"]),
@@ -165,14 +197,12 @@ class ADMM(IterativeSolver):
         else:
             project_psd = SymmetricPSDProjector(symmetry, relaxation.m, partial=self.partial_eig)
             blocks = symmetry.orders(relaxation.m)
-        return SimpleNamespace(
-            op=op, n=n, Cs=C / scale, scale=scale, rho=self.rho, rescale=1.0,
+        return ADMMState(
+            op=op, n=n, Cs=C / scale, scale=scale, rho=self.rho,
+            penalty=ResidualBalancing(self.rho, self.mu, self.adapt_every),
             project_psd=project_psd, psd_blocks=blocks,
             accelerator=AndersonAccelerator(self.anderson, self.safeguard, 2 * n * n),
-            # the state S = (S_Y, S_Z), one flat array: Y = Pi_psd(S_Y), Z = max(S_Z, 0)
-            S=np.concatenate([X.ravel(), X.ravel()]), image=None,
-            X=X, U=None, V=None, Y_prev=None, Z_prev=None,
-            gap=np.inf, worst=np.inf, checked=False,
+            S=np.concatenate([X.ravel(), X.ravel()]), X=X,
         )
 
     def _split(self, state):
@@ -193,18 +223,18 @@ class ADMM(IterativeSolver):
     def _advance(self, state, iteration: int) -> None:
         """Move the state past the previous iteration: rebalance rho after a check of a
         balancing period, or take the (accelerated) fixed-point step."""
-        if state.checked and iteration % self.adapt_every == 0:
+        if state.checked:
             # balance the two stopping figures, each against its target: the gap's is a quarter
             # of tol until the gap is certified below tol, because the best bound is kept while a
             # raised penalty all but freezes the multipliers, so the bound must be good before
             # the residuals are pushed down
             gap_target = self.tol if state.gap <= self.tol else GAP_MARGIN * self.tol
-            progress_primal, progress_gap = state.worst / self.residual_tol, state.gap / gap_target
-            factor = 2.0 if progress_primal > progress_gap else 0.5
-            # within RHO_RANGE of the start: a gap that cannot reach its target (a tol below what
-            # the bound attains) would otherwise halve rho until the X-step's C / rho overflows
-            within = RHO_RANGE[0] <= state.rho * factor / self.rho <= RHO_RANGE[1]
-            if within and max(progress_primal, progress_gap) > self.mu * min(progress_primal, progress_gap):
+            # within PENALTY_RANGE of the start (cvxclust.penalty): a gap that cannot reach its
+            # target (a tol below what the bound attains) would otherwise halve rho until the
+            # X-step's C / rho overflows
+            factor = state.penalty.change(iteration, state.rho, state.worst / self.residual_tol,
+                                          state.gap / gap_target)
+            if factor != 1.0:
                 state.rescale = factor
                 state.rho *= factor
                 state.S = state.image

@@ -87,8 +87,8 @@ Algorithm", SIAM International Conference on Data Mining (SDM), 2010.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from numbers import Integral, Real
-from types import SimpleNamespace
 
 import numpy as np
 from scipy.optimize import Bounds, minimize
@@ -97,13 +97,40 @@ from .._checks import check_kernel, check_labels, check_random_state
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval, Options, validate_parameter
 from ..result import Result
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._factor import AugmentedLagrangian, check_factor, factor_residuals, restore_feasibility
 from ._lowrank_start import initial_factor, initial_labels
 
 __all__ = ["LowRank", "lowrank"]
 
 NONNEGATIVE = [Interval(Real, 0, None, closed="left")]
+
+
+@dataclass(kw_only=True, eq=False)
+class LowRankState(SolverState):
+    """The state of :class:`LowRank` (module docstring)."""
+
+    #: the augmented Lagrangian, the factor (c x m x rank) and the upper bounds of its entries
+    ev: AugmentedLagrangian
+    Y3: np.ndarray
+    upper: np.ndarray
+    #: the multipliers of the off-diagonal and the balance constraints, and the penalty
+    y_o: np.ndarray
+    y_b: np.ndarray
+    sigma: float
+    #: the infeasibility, and the one at the last penalty decision
+    infeasibility: float
+    reference: float
+    #: the objective and the penalty term of the factor, and the objective of the step before
+    f: float
+    g: float
+    f_previous: float = np.inf
+    #: the scale of the inner tolerances (the projected gradient at the start)
+    grad_scale: float
+    #: the labels the start was drawn from (None with a given start)
+    start_labels: np.ndarray | None
+    inner_total: int = 0
+    done: bool = False
 
 
 class LowRank(IterativeSolver):
@@ -197,10 +224,9 @@ class LowRank(IterativeSolver):
         _, grad0 = ev.value_and_grad(Y3, y_o, y_b, self.sigma)
         movable = (upper > 0) & ((Y3 > 0) | (grad0 < 0))
         f, _, g, _ = ev.objective_terms(Y3)
-        return SimpleNamespace(
+        return LowRankState(
             ev=ev, Y3=Y3, upper=upper, y_o=y_o, y_b=y_b, sigma=self.sigma, infeasibility=infeasibility,
-            reference=infeasibility,  # infeasibility at the last penalty decision
-            f_previous=np.inf, f=f, g=g, inner_total=0, done=False, start_labels=start_labels,
+            reference=infeasibility, f=f, g=g, start_labels=start_labels,
             grad_scale=max(float(np.abs(grad0[movable]).max(initial=0.0)), 1e-300),
         )
 

@@ -3,8 +3,8 @@ r"""The NMF baseline of Table 1 for CLUHSIC: orthogonal NMF on the shifted kerne
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from numbers import Integral
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -12,10 +12,18 @@ from .._checks import check_bool, check_labels, check_random_state
 from .._trace import partition_matrix, trace_objective
 from ..parameters import Interval
 from ..result import Result
-from ..solvers import POSITIVE, Certificate, Param
+from ..solvers import POSITIVE, Certificate, Param, SolverState
 from ._heuristic_base import HeuristicSolver, check_kernels, check_known, labels_result
 
 __all__ = ["NMF", "nmf"]
+
+
+@dataclass(kw_only=True, eq=False)
+class NMFState(SolverState):
+    """The state of :class:`NMF`: the iterate and its figures (objective, orthogonality)."""
+
+    P: np.ndarray
+    figures: dict
 
 
 class NMF(HeuristicSolver):
@@ -38,7 +46,7 @@ class NMF(HeuristicSolver):
                 "orthogonality": float(np.linalg.norm(P.T @ P - np.eye(c)))}
 
     def init_state(self):
-        return SimpleNamespace(P=self.P0, figures=self._figures(self.P0))
+        return NMFState(P=self.P0, figures=self._figures(self.P0))
 
     def step(self, state, iteration):
         P = state.P

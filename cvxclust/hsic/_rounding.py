@@ -25,8 +25,8 @@ known ones (an all-zero row would otherwise go to cluster 0).
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from numbers import Integral
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
@@ -44,7 +44,7 @@ from .._checks import (
 )
 from .._trace import partition_matrix, trace_objective
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._factor import check_factor
 
 __all__ = ["AlternatingProjection", "alternating_projection", "round_best", "round_lowrank", "round_sdp"]
@@ -60,6 +60,14 @@ def _stiefel(Pi: np.ndarray) -> np.ndarray:
     """Polar factor ``U`` of ``Pi = U H``: with the thin SVD ``Pi = W S V^T``, ``U = W V^T``."""
     W, _, Vt = np.linalg.svd(Pi, full_matrices=False)
     return W @ Vt
+
+
+@dataclass(kw_only=True, eq=False)
+class AlternatingState(SolverState):
+    """The state of :class:`AlternatingProjection`: the iterate and its last change."""
+
+    Pi: np.ndarray
+    change: float = np.inf
 
 
 class AlternatingProjection(IterativeSolver):
@@ -83,7 +91,7 @@ class AlternatingProjection(IterativeSolver):
         return int(self.Pi0.shape[0])
 
     def init_state(self):
-        return SimpleNamespace(Pi=_project_nonnegative(self.Pi0, self.mask), change=np.inf)
+        return AlternatingState(Pi=_project_nonnegative(self.Pi0, self.mask))
 
     def step(self, state, iteration):
         new = _project_nonnegative(_stiefel(state.Pi), self.mask)

@@ -4,8 +4,8 @@ procedure (4.16)-(4.17), and rounded by k-means."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from numbers import Integral
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
@@ -15,7 +15,7 @@ from .._trace import as_partition_matrix, trace_objective
 from ..parameters import Interval
 from ..result import Result
 from ..rounding import spectral_embedding
-from ..solvers import POSITIVE, Certificate, Param
+from ..solvers import POSITIVE, Certificate, Param, SolverState
 from ._heuristic_base import HeuristicSolver, check_kernels, kmeans_rows, labels_result
 
 __all__ = ["CCCP", "cccp", "spectral", "spectral_labels"]
@@ -84,6 +84,15 @@ def _orthonormal_start(init, m: int, c: int, rng) -> np.ndarray:
     return P if np.ndim(init) == 1 else sla.polar(P)[0]  # labels give orthonormal columns already
 
 
+@dataclass(kw_only=True, eq=False)
+class CCCPState(SolverState):
+    """The state of :class:`CCCP`: the iterate, its objective and the objective of the start."""
+
+    P: np.ndarray
+    f: float
+    start: float
+
+
 class CCCP(HeuristicSolver):
     """The iteration of :func:`cccp` from an orthonormal ``P0``; one iteration is one update."""
 
@@ -99,7 +108,7 @@ class CCCP(HeuristicSolver):
 
     def init_state(self):
         f = trace_objective(self.K, self.A, self.P0)
-        return SimpleNamespace(P=self.P0, f=f, start=f)
+        return CCCPState(P=self.P0, f=f, start=f)
 
     def step(self, state, iteration):
         P_next = sla.polar(self.K @ state.P @ self.A)[0]

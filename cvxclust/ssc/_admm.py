@@ -49,16 +49,40 @@ via Lagrange Duality", IEEE Transactions on Image Processing, 2014.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral, Real
-from types import SimpleNamespace
+from typing import Callable
 
 import numpy as np
 
 from ..dual_newton import newton_multipliers
 from ..parameters import Interval
 from ..result import relative_gap
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, balance_penalty
+from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._relaxations import FrobeniusDS, FrobeniusPSD, FrobeniusSolver, negativity
+
+
+@dataclass(kw_only=True, eq=False)
+class ADMMState(SolverState):
+    """The state of :class:`ADMM`: the blocks, the scaled multiplier and the penalty."""
+
+    #: the projection of the F-step, and the one of the bound (each warm-starts on its own input)
+    project: Callable[[np.ndarray], np.ndarray]
+    project_bound: Callable[[np.ndarray], np.ndarray]
+    #: the nonnegative block and the scaled multiplier ``U`` of ``F = G``
+    G: np.ndarray
+    U: np.ndarray
+    rho: float
+    penalty: ResidualBalancing
+    #: the projected block (None before the first iteration)
+    F: np.ndarray | None = None
+    r_primal: float = np.nan
+    r_dual: float = np.nan
+    #: Newton iterations of the warm start
+    warm_iterations: int = 0
+    #: the relative improvement of the last fresh bound
+    gain: float = np.inf
 
 
 class ADMM(FrobeniusSolver):
@@ -76,7 +100,8 @@ class ADMM(FrobeniusSolver):
         ``||F - G|| / max(||F||, ||G||, 1)`` and ``rho ||G - G_prev|| / max(||rho U||, 1)``
         steer the penalty.
     rho, alpha, mu, adapt_every : float, float, float, int
-        Initial penalty, over-relaxation in (0, 2), residual-balancing ratio and period.
+        Initial penalty, over-relaxation in (0, 2), residual-balancing ratio (>= 1) and period
+        (:class:`cvxclust.penalty.ResidualBalancing`).
     bound_every : int
         Period of the dual-bound evaluation (one extra projection) recorded in the history.
     partial_eig : bool
@@ -99,8 +124,8 @@ class ADMM(FrobeniusSolver):
         "check_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
         "rho": Param(1.0, POSITIVE),
         "alpha": Param(1.6, [Interval(Real, 0, 2, closed="neither")]),
-        "mu": Param(10.0, POSITIVE),
-        "adapt_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
+        "mu": Param(10.0, MU),
+        "adapt_every": Param(5, ADAPT_EVERY),
         "bound_every": Param(25, [Interval(Integral, 1, None, closed="left")]),
         "partial_eig": Param(True, ["boolean"]),
         "warm_start": Param(True, ["boolean"]),
@@ -110,25 +135,26 @@ class ADMM(FrobeniusSolver):
         relaxation = self.relaxation
         K = relaxation.K
         project = relaxation.projector(partial=self.partial_eig)
-        state = SimpleNamespace(project=project, project_bound=relaxation.projector(partial=self.partial_eig),
-                                G=None, U=None, F=None, rho=self.rho, r_primal=np.nan, r_dual=np.nan,
-                                warm_iterations=0, gain=np.inf, iteration=0)
+        warm_iterations = 0
         if self.warm_start and relaxation.psd:
             # the optimum of (6) and its multiplier: a fixed point of the iteration for (6)
             newton = newton_multipliers(K, row_sum=1.0, lower=0.0)
             U = newton.u[:, None] + newton.u[None, :]
             U += K
             np.minimum(U, 0.0, out=U)
-            U /= state.rho
-            state.G, state.U, state.warm_iterations = newton.F, U, newton.iterations
+            U /= self.rho
+            G, warm_iterations = newton.F, newton.iterations
         else:
-            state.G, state.U = np.maximum(project(K), 0.0), np.zeros_like(K)
-        return state
+            G, U = np.maximum(project(K), 0.0), np.zeros_like(K)
+        return ADMMState(project=project, project_bound=relaxation.projector(partial=self.partial_eig), G=G, U=U,
+                         rho=self.rho, penalty=ResidualBalancing(self.rho, self.mu, self.adapt_every),
+                         warm_iterations=warm_iterations)
 
     def step(self, state, iteration):
-        if iteration > 0:
-            state.rho, state.U = balance_penalty(iteration, state.rho, state.U, state.r_primal, state.r_dual,
-                                                 self.mu, self.adapt_every)
+        change = state.penalty.change(iteration, state.rho, state.r_primal, state.r_dual)  # NaN at first
+        if change != 1.0:
+            state.rho *= change
+            state.U = state.U / change
         state.F, state.G, state.U, state.r_primal, state.r_dual = _step(
             self.relaxation.K, state.G, state.U, state.rho, self.alpha, state.project)
         state.iteration = iteration

@@ -22,15 +22,16 @@ Duality", IEEE Transactions on Image Processing, 2014.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral
-from types import SimpleNamespace
+from typing import ClassVar
 
 import numpy as np
 from scipy.optimize import Bounds, minimize
 
 from ..linalg import PSDProjector
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._relaxations import FrobeniusPSD, FrobeniusSolver, negativity
 
 __all__ = ["LDSSC1", "LDSSC2", "ld_ssc1", "ld_ssc2"]
@@ -66,12 +67,38 @@ class _DualOracle:
         return self.half_norm_K - theta
 
 
+@dataclass(kw_only=True, eq=False)
+class DualState(SolverState):
+    """The state of LD-SSC1 and LD-SSC2: the oracle and ``theta``, the value of (15) at the dual
+    point when the oracle's last evaluation was there (None otherwise); each adds its dual point."""
+
+    oracle: _DualOracle
+    theta: float | None = None
+
+
+@dataclass(kw_only=True, eq=False)
+class LDSSC2State(DualState):
+    """The state of :class:`LDSSC2`: the dual point ``(Q, u)`` as one vector for L-BFGS-B."""
+
+    x: np.ndarray
+
+
+@dataclass(kw_only=True, eq=False)
+class LDSSC1State(DualState):
+    """The state of :class:`LDSSC1`: the dual point."""
+
+    Q: np.ndarray
+    u: np.ndarray
+
+
 class _DualSolver(FrobeniusSolver):
     """What LD-SSC1 and LD-SSC2 share: the oracle of (15) and the certificate of F = -P_-.
 
-    A subclass keeps in its state the oracle, the dual point (:meth:`dual_point`) and ``theta``,
-    the value of (15) at that point when the oracle's last evaluation was there (None otherwise).
+    A subclass keeps in its state (its ``state_type``, a :class:`DualState`) the oracle, the dual
+    point (:meth:`dual_point`) and ``theta``.
     """
+
+    state_type: ClassVar[type[DualState]] = DualState
 
     relaxations = (FrobeniusPSD,)
     parameters = IterativeSolver.parameters | {
@@ -83,7 +110,7 @@ class _DualSolver(FrobeniusSolver):
     }
 
     def start(self) -> dict:
-        """The dual variables at the start, as state entries."""
+        """The dual variables at the start, as fields of the state."""
         raise NotImplementedError
 
     def dual_point(self, state) -> tuple[np.ndarray, np.ndarray]:
@@ -91,7 +118,7 @@ class _DualSolver(FrobeniusSolver):
         raise NotImplementedError
 
     def init_state(self):
-        return SimpleNamespace(oracle=_DualOracle(self.relaxation.K, self.partial_eig), theta=None, **self.start())
+        return self.state_type(oracle=_DualOracle(self.relaxation.K, self.partial_eig), **self.start())
 
     def certify(self, state, bound, final=False):
         oracle = state.oracle
@@ -127,6 +154,7 @@ class LDSSC2(_DualSolver):
     """
 
     method = "ld-ssc2"
+    state_type = LDSSC2State
     parameters = _DualSolver.parameters | {
         "memory": Param(10, [Interval(Integral, 1, None, closed="left")]),
         "restarts": Param(5, [Interval(Integral, 0, None, closed="left")]),
@@ -183,6 +211,7 @@ class LDSSC1(_DualSolver):
     """
 
     method = "ld-ssc1"
+    state_type = LDSSC1State
     parameters = _DualSolver.parameters | {
         "max_iter": Param(20_000, [Interval(Integral, 1, None, closed="left")]),
         "inner_iter": Param(10, [Interval(Integral, 1, None, closed="left")]),

@@ -19,16 +19,28 @@ Notes in Statistics, 1986.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral
-from types import SimpleNamespace
 
 import numpy as np
 
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._relaxations import FrobeniusDS, FrobeniusSolver, project_row_sums
 
 __all__ = ["SuccessiveProjections", "successive_projections"]
+
+
+@dataclass(kw_only=True, eq=False)
+class SuccessiveProjectionsState(SolverState):
+    """The state of :class:`SuccessiveProjections`."""
+
+    #: the nonnegative iterate, Dykstra's correction and the affine iterate (the candidate)
+    Y: np.ndarray
+    q: np.ndarray
+    X: np.ndarray
+    #: whether the last step met the plain alternation's stopping rule
+    settled: bool = False
 
 
 class SuccessiveProjections(FrobeniusSolver):
@@ -66,7 +78,7 @@ class SuccessiveProjections(FrobeniusSolver):
     def init_state(self):
         K = self.relaxation.K
         # X is returned as is if a limit stops the loop before its first pass
-        return SimpleNamespace(Y=K.copy(), q=np.zeros_like(K), X=project_row_sums(K), settled=False)
+        return SuccessiveProjectionsState(Y=K.copy(), q=np.zeros_like(K), X=project_row_sums(K))
 
     def step(self, state, iteration):
         state.X = project_row_sums(state.Y)
