@@ -168,16 +168,25 @@ def test_plain_successive_projections_is_feasible_but_not_optimal(instance):
 
 
 def test_ld_ssc2_matches_clarabel_at_n60():
-    """At n = 60 LD-SSC2's default residual_tol = 1e-7 on the recovered primal F = -P_- is below
-    what L-BFGS-B resolves in double precision (it stops on 'relative reduction of f <= eps'
-    with the negative entries of F just above it and reports "stalled"); 1e-6 is certified."""
+    """At n = 60 LD-SSC2's default residual_tol = 1e-7 on the recovered primal F = -P_- is at the
+    edge of what L-BFGS-B resolves in double precision: depending on SciPy's L-BFGS-B it is
+    certified, or the search stops on 'relative reduction of f <= eps' with the negative entries
+    of F just above it and the solver says "stalled" with a warning. Either way the answer is
+    honest and its bound valid; 1e-6 is certified."""
     instance = ("iris", 60, 1.0)
     ref = reference("FrobeniusPSD", *instance)
     K = kernel(*instance)
-    with pytest.warns(ConvergenceWarning, match="no further progress"):
-        stalled = FrobeniusPSD(K).solve("ld-ssc2")
-    assert stalled.status == "stalled" and stalled.max_residual > 1e-7
-    assert stalled.dual_bound <= ref.objective + TOL * abs(ref.objective)  # still a valid bound
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        default = FrobeniusPSD(K).solve("ld-ssc2")
+    stall_warnings = [w for w in caught if issubclass(w.category, ConvergenceWarning)
+                      and "no further progress" in str(w.message)]
+    if default.status == "optimal":
+        assert not stall_warnings and default.relative_gap <= 1e-7 and default.max_residual <= 1e-7
+        check_against_reference(default, ref, "ld-ssc2", psd=True, K=K)
+    else:
+        assert default.status == "stalled" and stall_warnings and default.max_residual > 1e-7
+    assert default.dual_bound <= ref.objective + TOL * abs(ref.objective)  # a valid bound
     result = FrobeniusPSD(K).solve("ld-ssc2", tol=1e-6, residual_tol=1e-6)
     check_against_reference(result, ref, "ld-ssc2", psd=True, K=K)
 
