@@ -25,7 +25,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
+from ..solvers import Certificate, IterativeSolver, Param
 from ._relaxations import FrobeniusDS, FrobeniusSolver, project_row_sums
 
 __all__ = ["SuccessiveProjections", "successive_projections"]
@@ -57,8 +57,6 @@ class SuccessiveProjections(FrobeniusSolver):
     method = "successive-projections"
     relaxations = (FrobeniusDS,)
     parameters = IterativeSolver.parameters | {
-        "tol": Param(1e-7, POSITIVE),
-        "residual_tol": Param(1e-7, POSITIVE),
         "max_iter": Param(100_000, [Interval(Integral, 1, None, closed="left")]),
         "dykstra": Param(True, ["boolean"]),
     }
