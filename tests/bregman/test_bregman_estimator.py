@@ -1,4 +1,4 @@
-"""``BregmanClustering``: scikit-learn compatibility, recovery by every method, re-optimisation,
+"""``BregmanClustering``: scikit-learn compatibility, recovery by every relaxation, re-optimisation,
 the hard objectives, bad input."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from cvxclust.bregman._joint import Joint
 from cvxclust.bregman.divergences import Mahalanobis
 from cvxclust.metrics import accuracy
 
-METHODS = ("conditional-jc", "conditional", "discriminative", "joint")
+RELAXATION_NAMES = ("conditional-jc", "conditional", "discriminative", "joint")
 RELAXATIONS = {"conditional-jc": ConditionalJC, "conditional": Conditional, "discriminative": Discriminative,
                "joint": Joint}
 
@@ -48,8 +48,8 @@ def fit_quietly(est, X):
 
 # --------------------------------------------------------------------------- scikit-learn checks
 
-# Every method, built with its defaults (n_clusters=8), passes every check: no expected failure.
-@parametrize_with_checks([BregmanClustering()] + [BregmanClustering(relaxation=m) for m in METHODS[1:]])
+# Every relaxation, built with its defaults (n_clusters=8), passes every check: no expected failure.
+@parametrize_with_checks([BregmanClustering()] + [BregmanClustering(relaxation=m) for m in RELAXATION_NAMES[1:]])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -74,9 +74,9 @@ def test_defaults_and_one_cluster():
     assert one.n_iter_ == 0
     # (6) of one cluster: half the total squared distance to the mean
     assert one.objective_ == pytest.approx(0.5 * np.sum((X - X.mean(axis=0)) ** 2), rel=1e-12)
-    for method in METHODS:
-        one = BregmanClustering(1, relaxation=method, divergence="kl").fit(blobs()[0]["kl"])
-        expected = hard_objective(blobs()[0]["kl"], "kl", one.labels_, 1, relaxation=method)
+    for relaxation in RELAXATION_NAMES:
+        one = BregmanClustering(1, relaxation=relaxation, divergence="kl").fit(blobs()[0]["kl"])
+        expected = hard_objective(blobs()[0]["kl"], "kl", one.labels_, 1, relaxation=relaxation)
         assert one.objective_ == pytest.approx(expected)
     # a single sample is one cluster too
     np.testing.assert_array_equal(BregmanClustering(1).fit(X[:1]).labels_, [0])
@@ -107,13 +107,13 @@ def test_kl_carries_the_positive_only_tag():
 # --------------------------------------------------------------------------- recovery
 
 @pytest.mark.parametrize("divergence", ["euclidean", "kl", "logistic"])
-@pytest.mark.parametrize("method", METHODS)
-def test_every_method_recovers_well_separated_blobs(method, divergence):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_every_relaxation_recovers_well_separated_blobs(relaxation, divergence):
     data, y = blobs()
-    est = BregmanClustering(3, relaxation=method, divergence=divergence, random_state=0).fit(data[divergence])
+    est = BregmanClustering(3, relaxation=relaxation, divergence=divergence, random_state=0).fit(data[divergence])
     assert accuracy(y, est.labels_) == 1.0
     assert est.labels_.shape == (30,) and est.labels_.dtype.kind == "i"
-    assert isinstance(est.relaxation_, RELAXATIONS[method])
+    assert isinstance(est.relaxation_, RELAXATIONS[relaxation])
     assert est.M_.shape == (30, 30)
     assert est.n_iter_ == est.result_.iterations >= 1
     assert est.result_.status == "optimal"
@@ -123,13 +123,13 @@ def test_every_method_recovers_well_separated_blobs(method, divergence):
     assert est.n_features_in_ == 2
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_relaxation_bounds_the_hard_objective_for_conditional_jc(method):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_relaxation_bounds_the_hard_objective_for_conditional_jc(relaxation):
     # (10) over M1 contains the exact set: its optimum is a lower bound on D_F(X, Y Gamma) of every
     # partition, in particular of the estimator's; the other relaxations state other objectives
     data, _ = blobs(seed=1, spread=1.2)
-    est = BregmanClustering(3, relaxation=method, random_state=0).fit(data["euclidean"])
-    if method == "conditional-jc":
+    est = BregmanClustering(3, relaxation=relaxation, random_state=0).fit(data["euclidean"])
+    if relaxation == "conditional-jc":
         assert est.result_.dual_bound <= est.objective_ + 1e-9
     assert np.isfinite(est.objective_)
 
@@ -137,11 +137,11 @@ def test_relaxation_bounds_the_hard_objective_for_conditional_jc(method):
 # --------------------------------------------------------------------------- re-optimisation
 
 @pytest.mark.parametrize("divergence", ["euclidean", "kl"])
-@pytest.mark.parametrize("method", METHODS)
-def test_reoptimize_never_worsens_the_rounded_labels(method, divergence):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_reoptimize_never_worsens_the_rounded_labels(relaxation, divergence):
     data, _ = blobs(seed=3, spread=1.6)  # overlapping: rounding and local optimum can differ
     X = data[divergence]
-    kwargs = dict(relaxation=method, divergence=divergence, random_state=5)
+    kwargs = dict(relaxation=relaxation, divergence=divergence, random_state=5)
     est = BregmanClustering(3, **kwargs).fit(X)
     raw = BregmanClustering(3, reoptimize=False, **kwargs).fit(X)
     assert est.objective_ <= est.rounded_objective_ * (1 + 1e-12) + 1e-12
@@ -175,12 +175,12 @@ def test_hard_objective_of_conditional_jc_is_half_the_kmeans_inertia():
     assert hard_objective(X, "euclidean", km.labels_, 3) == pytest.approx(km.inertia_ / 2, rel=1e-10)
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_hard_objective_matches_the_local_methods(method):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_hard_objective_matches_the_local_methods(relaxation):
     data, _ = blobs(seed=4, spread=1.4)
     X = data["kl"]
-    est = BregmanClustering(3, relaxation=method, divergence="kl", alpha=0.05, random_state=1).fit(X)
-    assert hard_objective(X, "kl", est.labels_, 3, relaxation=method, alpha=0.05) == pytest.approx(
+    est = BregmanClustering(3, relaxation=relaxation, divergence="kl", alpha=0.05, random_state=1).fit(X)
+    assert hard_objective(X, "kl", est.labels_, 3, relaxation=relaxation, alpha=0.05) == pytest.approx(
         est.reoptimization_.objective, rel=1e-10)
 
 
@@ -295,20 +295,21 @@ def test_data_outside_the_domain_raises_naming_X(divergence, X):
         BregmanClustering(3, relaxation="conditional", divergence=divergence).fit(X)
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_data_too_large_to_square_raises_naming_X(method):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_data_too_large_to_square_raises_naming_X(relaxation):
     """X * 1e200 overflowed inside the solvers ("A contains NaN or infinite entries", an
     OverflowError, a LinAlgError): the squares of the data do not fit in a double."""
     with pytest.raises(ValueError, match=r"^X has entries of magnitude up to \S*e\+200, which overflow the "
                                          r"computations .* rescale X"):
-        BregmanClustering(2, relaxation=method).fit(X_OK * 1e200)
+        BregmanClustering(2, relaxation=relaxation).fit(X_OK * 1e200)
 
 
 def test_data_whose_transfer_is_too_large_raises_naming_X():
     """Itakura-Saito's transfer -1/x of tiny data overflows the conditional relaxations' squares."""
-    for method in ("conditional", "joint"):
+    for relaxation in ("conditional", "joint"):
         with pytest.raises(ValueError, match=r"^X's transfer f\(X\) has entries .* rescale X"):
-            BregmanClustering(3, relaxation=method, divergence="itakura-saito").fit((blobs()[0]["kl"] + 1.0) * 1e-200)
+            BregmanClustering(3, relaxation=relaxation, divergence="itakura-saito").fit(
+                (blobs()[0]["kl"] + 1.0) * 1e-200)
 
 
 def test_large_data_that_can_be_squared_is_still_clustered():
@@ -329,11 +330,11 @@ def test_every_entry_point_refuses_data_too_large_to_square(build):
         build(np.abs(X_OK) * 1e200)
 
 
-@pytest.mark.parametrize("method", ["conditional-jc", "conditional"])
-def test_a_generator_seeds_the_estimator(method):
+@pytest.mark.parametrize("relaxation", ["conditional-jc", "conditional"])
+def test_a_generator_seeds_the_estimator(relaxation):
     """The parameter table accepts a Generator; sklearn's check_random_state then refused it."""
     data, y = blobs()
-    est = BregmanClustering(3, relaxation=method, random_state=np.random.default_rng(0)).fit(data["euclidean"])
+    est = BregmanClustering(3, relaxation=relaxation, random_state=np.random.default_rng(0)).fit(data["euclidean"])
     assert accuracy(y, est.labels_) == 1.0
 
 
