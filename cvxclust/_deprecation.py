@@ -16,18 +16,9 @@ __all__ = ["DEPRECATED", "REMOVED_IN", "module_getattr", "renamed_parameter", "w
 REMOVED_IN = "0.3"
 
 
-class _Deprecated:
-    """The default of a renamed keyword: a value no caller passes."""
-
-    def __repr__(self) -> str:
-        return "'deprecated'"
-
-    def __reduce__(self):
-        return "DEPRECATED"
-
-
-#: default of a keyword kept only under its old name
-DEPRECATED = _Deprecated()
+#: default of a keyword kept only under its old name: a string, as scikit-learn's check of
+#: estimator defaults takes no other object, and one no caller passes as a value
+DEPRECATED = "deprecated"
 
 
 def warn_deprecated(message: str, stacklevel: int = 3) -> None:
@@ -43,7 +34,7 @@ def renamed_parameter(owner: str, old: str, old_value, new: str, new_value, *, n
     ``FutureWarning`` names the new keyword, and passing both (``new_value`` other than
     ``new_default``) is a ``TypeError``.
     """
-    if old_value is DEPRECATED:
+    if isinstance(old_value, str) and old_value == DEPRECATED:
         return new_value
     if new_value is not new_default and new_value != new_default:
         raise TypeError(f"{owner}: pass {new}= alone; {old}= is its old spelling")

@@ -295,8 +295,6 @@ class DualNewtonSolver(IterativeSolver):
 
     method = "dual-newton"
     parameters = IterativeSolver.parameters | {
-        "tol": Param(1e-7, POSITIVE),
-        "residual_tol": Param(1e-7, POSITIVE),
         # where the cone moves the optimum far the projected gradient needs thousands of iterations
         "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
         "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),

@@ -7,7 +7,7 @@ as one call::
     from cvxclust.ssc import SemidefiniteSpectralClustering
 
     table = sweep({"ssc": SemidefiniteSpectralClustering()}, ["iris", "wine"],
-                  {"gamma": [0.1, 0.5, 1.0], "normalization": ["frobenius", "frobenius-psd"]},
+                  {"gamma": [0.1, 0.5, 1.0], "relaxation": ["frobenius", "frobenius-psd"]},
                   out="sweep.csv")
 
 Every cell (an estimator, a data set, one point of the grid) is a fit, scored against the data

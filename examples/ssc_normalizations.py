@@ -164,15 +164,15 @@ def run(args) -> None:
 
     print(f"{'normalization':<22} {'error rate':>10} {'time (s)':>9}  solver")
     matrices, errors, results = {}, {}, {}
-    for label, method in NORMALIZATIONS:
+    for label, relaxation in NORMALIZATIONS:
         t0 = time.perf_counter()
-        K_hat, result = normalize(K, method, return_result=True)
+        K_hat, result = normalize(K, relaxation, return_result=True)
         elapsed = time.perf_counter() - t0
         labels = discretize(K_hat, k, n_init=10, random_state=args.seed)
         matrices[label], results[label] = K_hat, result
         errors[label] = error_rate(y, labels)
         solver = "closed form" if result is None else f"{result.method}, {result.status}, {result.iterations} it"
-        print(f"{label + ' (' + method + ')':<22} {errors[label]:>10.4f} {elapsed:>9.2f}  {solver}")
+        print(f"{label + ' (' + relaxation + ')':<22} {errors[label]:>10.4f} {elapsed:>9.2f}  {solver}")
 
     ssc, fsc = results["SSC"], results["FSC"]
     print("\nSSC, the SDP (7): minimize 1/2 ||F - K||_F^2 s.t. F >= 0, F 1 = 1, F = F^T, F >> 0")

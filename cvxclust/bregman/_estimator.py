@@ -2,14 +2,14 @@ r"""``BregmanClustering``: the scikit-learn estimator of the bregman family (Sec
 
 The estimator runs the paper's experimental pipeline (Section 6) for one of the four relaxations:
 
-1. solve the convex relaxation (its ``"auto"`` solver, with ``solver_options``);
+1. solve the convex relaxation (with ``method``, ``"auto"`` by default, and ``solver_options``);
 2. round the relaxed normalized equivalence matrix M by spectral clustering
    (:func:`~cvxclust.bregman.round_equivalence`, ``n_init`` repeats, 10 in the paper);
 3. (``reoptimize=True``) re-optimise the *original hard objective* locally, starting from the
    rounded labels, with the matching alternating method of :mod:`cvxclust.bregman._local`.
 
 =================  ==========================================  ====================================
-``method``         relaxation (paper)                          hard objective re-optimised
+``relaxation``     relaxation (paper)                          hard objective re-optimised
 =================  ==========================================  ====================================
 conditional-jc     :class:`ConditionalJC` (10) over M1         (6) :math:`D_F(X, Y\Gamma)`,
                                                                Bregman hard clustering
@@ -36,8 +36,9 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_non_negative
 
 from .._checks import check_labels, check_random_state, validate_X
+from .._deprecation import DEPRECATED, renamed_parameter, warn_deprecated
 from ..linalg import blas_threads
-from ..parameters import Interval, Options, validate_parameters
+from ..parameters import Interval, Options, validate_parameter, validate_parameters
 from ..solvers import POSITIVE
 from ._conditional import Conditional
 from ._conditional_jc import ConditionalJC
@@ -50,34 +51,52 @@ from .divergences import ALIASES, DIVERGENCES, Divergence, GeneralizedKL, get_di
 
 __all__ = ["BregmanClustering", "hard_objective"]
 
-METHODS = ("conditional-jc", "conditional", "discriminative", "joint")
+#: the relaxations of the estimator, with their classes
+RELAXATION_CLASSES = {"conditional-jc": ConditionalJC, "conditional": Conditional, "discriminative": Discriminative,
+                      "joint": Joint}
+RELAXATIONS = tuple(RELAXATION_CLASSES)
+#: ``solver_options`` keys that the estimator sets itself (from its own parameters)
+OWN_KEYS = ("relaxation", "n_clusters", "random_state")
 #: the divergences an estimator takes by name (Mahalanobis needs its matrix: pass an instance)
 DIVERGENCE_NAMES = tuple(name for name in (*DIVERGENCES, *ALIASES) if name != "mahalanobis")
 
-#: Solver options the estimator uses unless ``solver_options`` overrides them.  The solvers
-#: default to a certified relative gap of 1e-6, which the estimator does not need: it only uses
-#: M through its rounding, and the rounded partitions do not change between these looser gaps
-#: and 1e-6 on well-posed data, while the iterations to reach 1e-6 grow several-fold (more
-#: still for the conditional gradient on data without cluster structure).
+#: Options of the scalable methods (all but ``"reference"``) that the estimator uses unless
+#: ``solver_options`` overrides them: the methods' own defaults (a certified relative gap and
+#: residuals of 1e-6) except for ``"conditional-jc"``, which stops at 1e-3.  The estimator uses M
+#: only through its rounding, and the rounded partitions are the same at 1e-3 and at 1e-6, while
+#: the iterations to certify 1e-6 grow more than a hundredfold: on standardized Iris (t = 150,
+#: d = 3) Davis-Yin splitting certifies 1e-3 in 91 iterations, 1e-4 in 301, and has not reached
+#: 1e-5 after 2361 nor 1e-6 after 20000 (minutes).  The conditional-gradient methods certify 1e-6
+#: in as many iterations as a looser gap there.
 DEFAULT_SOLVER_OPTIONS = {
     "conditional-jc": {"tol": 1e-3, "residual_tol": 1e-3},
-    "conditional": {"tol": 1e-4},
-    "discriminative": {"tol": 1e-4},
-    "joint": {"tol": 1e-4},
+    "conditional": {},
+    "discriminative": {},
+    "joint": {},
 }
 
 
-def _hard_model(method: str, X: np.ndarray, div: Divergence, n_clusters: int, alpha: float) -> HardModel:
-    if method == "conditional":
+def _renamed(message: str, new: str, params: dict, value, new_default) -> None:
+    """Set ``params[new] = value`` from an old spelling described by ``message``, with a
+    ``FutureWarning``; a ``TypeError`` if ``params[new]`` was given as well."""
+    if params[new] != new_default:
+        raise TypeError(f"{message}; pass {new}= alone, not both")
+    warn_deprecated(f"{message}: pass {new}={value!r}", stacklevel=5)
+    params[new] = value
+
+
+def _hard_model(relaxation: str, X: np.ndarray, div: Divergence, n_clusters: int, alpha: float) -> HardModel:
+    if relaxation == "conditional":
         return ConditionalModel(X, div, n_clusters, alpha)
-    if method == "joint":
+    if relaxation == "joint":
         return JointModel(X, div, n_clusters)
     return HardModel(X, div, n_clusters)  # (6): conditional-jc, discriminative
 
 
-def hard_objective(X, divergence, labels, n_clusters: int, *, method: str = "conditional-jc",
-                   alpha: float = 1e-2) -> float:
-    r"""The hard objective that ``method`` re-optimises, at the partition ``labels``.
+def hard_objective(X, divergence, labels, n_clusters: int, *, relaxation: str = "conditional-jc",
+                   alpha: float = 1e-2, method=DEPRECATED) -> float:
+    r"""The hard objective that the estimator re-optimises after ``relaxation``, at the partition
+    ``labels``.
 
     With :math:`\Gamma` the cluster means (optimal for every Bregman divergence, Banerjee et al.
     2005) and :math:`n_j` the cluster sizes:
@@ -101,23 +120,27 @@ def hard_objective(X, divergence, labels, n_clusters: int, *, method: str = "con
         Cluster indices in ``0 .. n_clusters - 1`` (empty clusters allowed).
     n_clusters : int
         d, between 1 and t.
-    method : {"conditional-jc", "conditional", "discriminative", "joint"}
+    relaxation : {"conditional-jc", "conditional", "discriminative", "joint"}
     alpha : float > 0
         The weight of (14); used by ``"conditional"`` only.
+    method : str
+        The old spelling of ``relaxation``: it still works, with a ``FutureWarning``.
 
     Returns
     -------
     float
     """
-    validate_parameters({"n_clusters": [Interval(Integral, 1, None, closed="left")], "method": [Options(*METHODS)],
-                         "alpha": POSITIVE}, {"n_clusters": n_clusters, "method": method, "alpha": alpha},
-                        "hard_objective")
+    relaxation = renamed_parameter("hard_objective", "method", method, "relaxation", relaxation,
+                                   new_default="conditional-jc")
+    validate_parameters({"n_clusters": [Interval(Integral, 1, None, closed="left")],
+                         "relaxation": [Options(*RELAXATIONS)], "alpha": POSITIVE},
+                        {"n_clusters": n_clusters, "relaxation": relaxation, "alpha": alpha}, "hard_objective")
     div = get_divergence(divergence)
     X = div.check_data(X, min_samples=1)
     if n_clusters > X.shape[0]:
         raise ValueError(f"n_clusters must be at most n_samples={X.shape[0]}, got {n_clusters}")
     labels = check_labels(labels, X.shape[0], n_clusters)
-    model = _hard_model(method, X, div, int(n_clusters), float(alpha))
+    model = _hard_model(relaxation, X, div, int(n_clusters), float(alpha))
     return float(model.objective(labels, model.refit(labels)))
 
 
@@ -141,7 +164,7 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
 
     The relaxed M is rounded by spectral clustering (``n_init`` repeats; the repeat whose
     equivalence matrix is nearest M in Frobenius norm is kept), then, with ``reoptimize=True``,
-    the hard objective of the method (see :func:`hard_objective`) is re-optimised by the
+    the hard objective of the relaxation (see :func:`hard_objective`) is re-optimised by the
     matching alternating method started at the rounded labels; that method never increases its
     objective, so ``objective_ <= rounded_objective_``.
 
@@ -156,8 +179,15 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         ``"conditional-jc"`` needs a jointly convex one (not Itakura-Saito).  For
         ``"discriminative"`` the relaxation uses the softmax transfer whatever this is; the
         divergence defines the hard objective re-optimised afterwards.
-    method : {"conditional-jc", "conditional", "discriminative", "joint"}, default="conditional-jc"
-        The relaxation.
+    relaxation : {"conditional-jc", "conditional", "discriminative", "joint"}, default="conditional-jc"
+        The relaxation solved.
+    method : str, default="auto"
+        The method that solves it: ``"auto"`` (the relaxation's default: Davis-Yin splitting for
+        ``"conditional-jc"`` with a quadratic divergence, its ADMM otherwise, the conditional
+        gradient for the others) or any method of the relaxation's class, ``"reference"`` (cvxpy)
+        and ``"generic"`` (:func:`cvxclust.solve`) included.  ``result_.method`` names the one
+        that ran.  A relaxation's name here is the old spelling of ``relaxation`` (a
+        ``FutureWarning``; no method bears such a name).
     alpha : float, default=1e-2
         Weight (> 0) of the value regulariser :math:`\frac{\alpha}{2}\Omega^2`: of T in
         (14)/(17) and (33), of V in (29) (the paper's :math:`\gamma` there); unused by
@@ -171,11 +201,11 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     n_init : int, default=10
         Repeats of the spectral rounding (10 in the paper).
     solver_options : dict, default=None
-        Options of the relaxation's solver: ``method`` (its name, ``"auto"`` by default),
-        ``tol``, ``max_iter``, ``time_limit``, ...; they update :data:`DEFAULT_SOLVER_OPTIONS`
-        (``tol=1e-3``, ``residual_tol=1e-3`` for ``"conditional-jc"``, ``tol=1e-4`` for the
-        conditional-gradient methods: the rounding does not need the solvers' default certified
-        gap of 1e-6).
+        Options of ``method``: ``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ...;
+        they update :data:`DEFAULT_SOLVER_OPTIONS` (see the Notes on ``tol``).  A key the
+        estimator sets itself (``relaxation``, ``n_clusters``, ``random_state``) raises a
+        ``ValueError`` naming it; ``"method"`` is the old spelling of ``method`` (a
+        ``FutureWarning``).
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the rounding repeats and the randomised SVDs of the conditional gradient.
 
@@ -184,7 +214,7 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     labels_ : ndarray of shape (n_samples,)
         The final partition (re-optimised, or the rounded one with ``reoptimize=False``).
     objective_ : float
-        The method's hard objective (:func:`hard_objective`) of ``labels_``.
+        The relaxation's hard objective (:func:`hard_objective`) of ``labels_``.
     result_ : Result or None
         The relaxation's :class:`~cvxclust.Result` (status, certified ``dual_bound``, history);
         None when ``n_clusters=1``.
@@ -215,6 +245,14 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     The best value is data dependent: scale the features (the paper scales them to unit
     variance) or tune it.
 
+    **Default tolerances.**  The methods stop at their own defaults, a certified relative gap
+    ``tol`` and residuals ``residual_tol`` of 1e-6, except for ``relaxation="conditional-jc"``,
+    whose methods stop at 1e-3 (:data:`DEFAULT_SOLVER_OPTIONS`): the labels are rounded from the
+    relaxed M, and they are the same at both gaps on standardized Iris, while Davis-Yin splitting
+    needs 91 iterations to certify 1e-3 there and more than 20000 for 1e-6.  A status
+    ``"optimal"`` then means optimal to within 1e-3; pass ``solver_options={"tol": ...,
+    "residual_tol": ...}`` for a tighter certificate.
+
     **Data outside the divergence's domain** (negative values for KL, values outside (0, 1) for
     the logistic divergence, nonpositive values for Itakura-Saito) raise ``ValueError`` naming
     ``X``; nothing is shifted or rescaled silently.  With ``"kl"`` the estimator carries
@@ -225,7 +263,8 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     _parameter_constraints = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "divergence": [Options(*DIVERGENCE_NAMES), Divergence],
-        "method": [Options(*METHODS)],
+        "relaxation": [Options(*RELAXATIONS)],
+        "method": [str],
         "alpha": POSITIVE,
         "beta": POSITIVE,
         "rounding": [Options("spectral")],
@@ -240,7 +279,8 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         n_clusters=8,
         *,
         divergence="euclidean",
-        method="conditional-jc",
+        relaxation="conditional-jc",
+        method="auto",
         alpha=1e-2,
         beta=1e-2,
         rounding="spectral",
@@ -251,6 +291,7 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
     ):
         self.n_clusters = n_clusters
         self.divergence = divergence
+        self.relaxation = relaxation
         self.method = method
         self.alpha = alpha
         self.beta = beta
@@ -260,20 +301,42 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         self.solver_options = solver_options
         self.random_state = random_state
 
+    # -- the parameters -------------------------------------------------------------------------
+    def _checked_params(self) -> dict:
+        """The checked parameters, the old spellings resolved: ``method=<a relaxation>`` and
+        ``solver_options={"method": ...}``; ``solver_options`` becomes a new dict."""
+        name = type(self).__name__
+        params = validate_parameters(self._parameter_constraints, self.get_params(deep=False), name)
+        params["solver_options"] = options = dict(params["solver_options"] or {})
+        if params["method"] in RELAXATIONS:  # no method bears a relaxation's name
+            _renamed(f"{name}: method={params['method']!r} names a relaxation", "relaxation", params,
+                     params["method"], "conditional-jc")
+            params["method"] = "auto"
+        if "method" in options:
+            _renamed(f"{name}: solver_options={{'method': ...}} is the estimator's method", "method", params,
+                     options.pop("method"), "auto")
+        cls = RELAXATION_CLASSES[params["relaxation"]]
+        validate_parameter("method", params["method"], [Options("auto", *cls.methods())], name)
+        own = sorted(set(options) & set(OWN_KEYS))
+        if own:
+            raise ValueError(f"solver_options of {name} must not hold {own}: the estimator sets them from its "
+                             "own parameters; pass them to it instead")
+        return params
+
     # -- the pipeline ---------------------------------------------------------------------------
-    def _relaxation(self, X: np.ndarray, div: Divergence, d: int):
-        if self.method == "conditional-jc":
+    def _relaxation(self, relaxation: str, X: np.ndarray, div: Divergence, d: int):
+        if relaxation == "conditional-jc":
             return ConditionalJC(X, div, d)
-        if self.method == "conditional":
+        if relaxation == "conditional":
             return Conditional(X, div, d, alpha=self.alpha)
-        if self.method == "discriminative":
+        if relaxation == "discriminative":
             return Discriminative(X, d, alpha=self.alpha)
         return Joint(X, div, d, alpha=self.alpha, beta=self.beta)
 
-    def _reoptimize(self, X: np.ndarray, div: Divergence, d: int, init: np.ndarray):
-        if self.method == "conditional":
+    def _reoptimize(self, relaxation: str, X: np.ndarray, div: Divergence, d: int, init: np.ndarray):
+        if relaxation == "conditional":
             return conditional_hard_clustering(X, div, d, alpha=self.alpha, init=init)
-        if self.method == "joint":
+        if relaxation == "joint":
             return joint_hard_clustering(X, div, d, init=init)
         return bregman_hard_clustering(X, div, d, init=init)  # (6): conditional-jc, discriminative
 
@@ -284,51 +347,59 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         ------
         ValueError
             Naming the parameter for bad parameters (``divergence`` also for a divergence that
-            is not jointly convex with ``method="conditional-jc"``), ``n_clusters`` when it
-            exceeds the number of samples, and ``X`` for data that is not a finite 2-D array or
-            lies outside the divergence's domain.
+            is not jointly convex with ``relaxation="conditional-jc"``, ``method`` for a name
+            that is not a method of the relaxation, ``solver_options`` for a key the estimator
+            sets itself), ``n_clusters`` when it exceeds the number of samples, and ``X`` for
+            data that is not a finite 2-D array or lies outside the divergence's domain.
+        TypeError
+            For a parameter given in both its old and its new spelling.
         """
-        validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
+        params = self._checked_params()
+        relaxation = params["relaxation"]
         div = get_divergence(self.divergence)
-        if self.method == "conditional-jc" and not div.jointly_convex:
+        if relaxation == "conditional-jc" and not div.jointly_convex:
             raise ValueError(
-                f"divergence {div.name!r} is not jointly convex, so method='conditional-jc' (10) is not a "
-                "convex problem; use method='conditional'"
+                f"divergence {div.name!r} is not jointly convex, so relaxation='conditional-jc' (10) is not a "
+                "convex problem; use relaxation='conditional'"
             )
         X = validate_X(self, X, dtype=np.float64)
         if isinstance(div, GeneralizedKL):
             check_non_negative(X, f"X (the {div.name} divergence needs nonnegative data)")
         # the relaxations of (17), (29), (33) divide by alpha, those of (17), (33) square the transfer
-        X = div.check_data(X, min_samples=1, weight=1.0 if self.method == "conditional-jc" else 1.0 / self.alpha,
-                           transfer=self.method in ("conditional", "joint"))
+        X = div.check_data(X, min_samples=1, weight=1.0 if relaxation == "conditional-jc" else 1.0 / self.alpha,
+                           transfer=relaxation in ("conditional", "joint"))
         t, d = X.shape[0], self.n_clusters
         if d > t:
             raise ValueError(f"n_clusters must be at most n_samples={t}, got {d}")
         with blas_threads(t):
-            self._fit(X, div, d)
+            self._fit(X, div, d, params)
         return self
 
-    def _fit(self, X: np.ndarray, div: Divergence, d: int) -> None:
+    def _fit(self, X: np.ndarray, div: Divergence, d: int, params: dict) -> None:
+        relaxation_name = params["relaxation"]
         if d == 1:  # one cluster: nothing to solve
             labels = np.zeros(X.shape[0], dtype=np.intp)
             self.relaxation_ = self.result_ = self.M_ = self.reoptimization_ = None
             self.n_iter_ = 0
             self.rounded_labels_ = self.labels_ = labels
-            self.rounded_objective_ = self.objective_ = hard_objective(X, div, labels, 1, method=self.method,
+            self.rounded_objective_ = self.objective_ = hard_objective(X, div, labels, 1, relaxation=relaxation_name,
                                                                        alpha=self.alpha)
             return
         rng = check_random_state(self.random_state)
-        relaxation = self._relaxation(X, div, d)
-        options = {"method": "auto", **DEFAULT_SOLVER_OPTIONS[self.method], **(self.solver_options or {})}
-        if self.method != "conditional-jc":  # the conditional-gradient solvers draw random SVD starts
-            options.setdefault("random_state", rng.randint(np.iinfo(np.int32).max))
-        result = relaxation.solve(**options)
-        M = result.X if self.method == "conditional-jc" else result.extras["M"]
+        relaxation = self._relaxation(relaxation_name, X, div, d)
+        method = relaxation.default_method if params["method"] == "auto" else params["method"]
+        # the estimator's looser tolerances apply to the scalable methods (the reference has its own)
+        defaults = DEFAULT_SOLVER_OPTIONS[relaxation_name] if method != "reference" else {}
+        options = {**defaults, **params["solver_options"]}
+        if method == "conditional-gradient":  # it draws random SVD starts
+            options["random_state"] = rng.randint(np.iinfo(np.int32).max)
+        result = relaxation.solve(method, **options)
+        M = result.X if relaxation_name == "conditional-jc" else result.extras["M"]
 
         rounded = round_equivalence(M, d, n_init=self.n_init, random_state=rng).X
-        self.rounded_objective_ = hard_objective(X, div, rounded, d, method=self.method, alpha=self.alpha)
+        self.rounded_objective_ = hard_objective(X, div, rounded, d, relaxation=relaxation_name, alpha=self.alpha)
         if self.reoptimize:
-            self.reoptimization_ = self._reoptimize(X, div, d, rounded)
+            self.reoptimization_ = self._reoptimize(relaxation_name, X, div, d, rounded)
             labels, objective = self.reoptimization_.X, self.reoptimization_.objective
         else:
             self.reoptimization_ = None

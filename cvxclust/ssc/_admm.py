@@ -118,8 +118,6 @@ class ADMM(FrobeniusSolver):
 
     method = "admm"
     parameters = IterativeSolver.parameters | {
-        "tol": Param(1e-7, POSITIVE),
-        "residual_tol": Param(1e-7, POSITIVE),
         "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
         "check_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
         "rho": Param(1.0, POSITIVE),

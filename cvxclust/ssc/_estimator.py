@@ -8,13 +8,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._checks import check_random_state, validate_X
+from .._deprecation import DEPRECATED, renamed_parameter
 from ..kernels import affinity, median_distance
 from ..linalg import blas_threads
-from ..parameters import Interval, InvalidParameterError, Options, validate_parameter, validate_parameters
+from ..parameters import Interval, Options, validate_parameter, validate_parameters
 from ..rounding import round_labels
-from ._normalize import NORMALIZATIONS, RELAXATIONS, normalize
+from ._normalize import RELAXATIONS, check_method, normalize
 
 __all__ = ["SemidefiniteSpectralClustering"]
+
+#: ``solver_options`` keys that the estimator sets itself (from its own parameters)
+OWN_KEYS = ("relaxation", "method", "n_clusters", "random_state", "return_result")
 
 
 class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
@@ -46,19 +50,24 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         Degree of the polynomial affinity.
     n_neighbors : int, default=10
         Neighbours of the kNN affinity, at most n_samples - 1.
-    normalization : {"frobenius-psd", "frobenius", "peng-wei", "normalized-cut", "ratio-cut", "none"}
-        See :func:`cvxclust.ssc.normalize`.  ``"peng-wei"`` is the Peng-Wei SDP relaxation of
-        kernel k-means with k = ``n_clusters`` (:class:`cvxclust.ssc.PengWei`), solved by the
-        generic solver :func:`cvxclust.solve`.
+    relaxation : {"frobenius-psd", "frobenius", "peng-wei", "normalized-cut", "ratio-cut", "none"}, \
+default="frobenius-psd"
+        The normalization of the affinity, see :func:`cvxclust.ssc.normalize`.  ``"peng-wei"`` is
+        the Peng-Wei SDP relaxation of kernel k-means with k = ``n_clusters``
+        (:class:`cvxclust.ssc.PengWei`), solved by the generic solver :func:`cvxclust.solve`.
     method : str, default="auto"
-        Solver of the relaxations: ``"auto"`` or a method of :class:`FrobeniusPSD`, :class:`PengWei`
-        (``"frobenius-psd"``) or :class:`FrobeniusDS` (``"frobenius"``).  The closed-form
-        normalizations (``"none"``, ``"ratio-cut"``, ``"normalized-cut"``) have no solver: with
-        them ``method`` must stay ``"auto"``, and any other value raises a ``ValueError`` naming
-        ``method`` and ``normalization`` at fit rather than being ignored.
+        The method that solves the relaxation: ``"auto"`` (its default) or any method of
+        :class:`FrobeniusPSD` (``"frobenius-psd"``), :class:`FrobeniusDS` (``"frobenius"``) or
+        :class:`PengWei` (``"peng-wei"``), ``"reference"`` and ``"generic"`` included.  The
+        closed-form normalizations (``"none"``, ``"ratio-cut"``, ``"normalized-cut"``) have no
+        method: with them ``method`` must stay ``"auto"``, and any other value raises a
+        ``ValueError`` naming ``method`` and ``relaxation`` at fit rather than being ignored.
     solver_options : dict, default=None
-        Options of that solver (``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ...),
-        or of ``"normalized-cut"`` (``iterate``, ``max_iter``, ``tol``).
+        Options of that method (``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ...),
+        or of ``"normalized-cut"`` (``iterate``, ``max_iter``, ``tol``).  A key the estimator
+        sets itself (``relaxation``, ``method``, ``n_clusters``, ``random_state``,
+        ``return_result``, and ``solver`` except for the cvxpy solver of ``method="reference"``)
+        raises a ``ValueError`` naming it.
     assign_labels : {"discretize", "kmeans"}, default="discretize"
         Spectral step: Yu-Shi multiclass discretization or k-means, each restarted ``n_init``
         times keeping the best objective.
@@ -66,6 +75,8 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         Restarts of the spectral step.
     random_state : int, RandomState, Generator or None
         Seed of the spectral step's restarts.
+    normalization : str
+        The old spelling of ``relaxation``: it still works, with a ``FutureWarning``.
 
     Attributes
     ----------
@@ -99,12 +110,13 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "normalization": [Options(*NORMALIZATIONS)],
+        "relaxation": [Options(*RELAXATIONS)],
         "method": [str],
         "solver_options": ["dict", None],
         "assign_labels": [Options("discretize", "kmeans")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "normalization": [Options(*RELAXATIONS)],
     }
 
     def __init__(
@@ -115,37 +127,43 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         gamma=None,
         degree=2,
         n_neighbors=10,
-        normalization="frobenius-psd",
+        relaxation="frobenius-psd",
         method="auto",
         solver_options=None,
         assign_labels="discretize",
         n_init=10,
         random_state=None,
+        normalization=DEPRECATED,
     ):
         self.n_clusters = n_clusters
         self.affinity = affinity
         self.gamma = gamma
         self.degree = degree
         self.n_neighbors = n_neighbors
-        self.normalization = normalization
+        self.relaxation = relaxation
         self.method = method
         self.solver_options = solver_options
         self.assign_labels = assign_labels
         self.n_init = n_init
         self.random_state = random_state
+        self.normalization = normalization
 
     def _checked_params(self) -> dict:
         name = type(self).__name__
-        params = validate_parameters(self._parameter_constraints, self.get_params(deep=False), name)
-        relaxation = RELAXATIONS.get(params["normalization"])
-        if relaxation is not None:
-            # the registry can grow: the valid methods are those registered now
-            validate_parameter("method", params["method"], [Options("auto", *relaxation.methods())], name)
-        elif params["method"] != "auto":  # a solver named for a closed form would be silently unused
-            raise InvalidParameterError(
-                f"The 'method' parameter of {name} chooses the solver of the normalizations solved as "
-                f"relaxations ({', '.join(map(repr, RELAXATIONS))}); normalization={params['normalization']!r} is "
-                f"a closed form with no solver, so method must be 'auto'. Got method={params['method']!r} instead.")
+        params = self.get_params(deep=False)
+        old = params.pop("normalization")
+        params = validate_parameters(self._parameter_constraints, params, name)
+        if not (isinstance(old, str) and old == DEPRECATED):
+            old = validate_parameter("normalization", old, self._parameter_constraints["normalization"], name)
+        params["relaxation"] = renamed_parameter(name, "normalization", old, "relaxation", params["relaxation"],
+                                                 new_default="frobenius-psd", stacklevel=5)
+        params["method"] = check_method(params["method"], params["relaxation"], name)
+        # solver is the cvxpy solver of the reference; elsewhere it would be the old spelling of method
+        own = set(OWN_KEYS) | ({"solver"} if params["method"] != "reference" else set())
+        own = sorted(set(params["solver_options"] or ()) & own)
+        if own:
+            raise ValueError(f"solver_options of {name} must not hold {own}: the estimator sets them from its "
+                             "own parameters; pass them to it instead")
         return params
 
     def _affinity(self, X, params) -> np.ndarray:
@@ -191,12 +209,10 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
                 self.labels_ = np.zeros(n, dtype=int)
             else:
                 options = dict(params["solver_options"] or {})
-                if params["normalization"] in RELAXATIONS:
-                    options["solver"] = params["method"]
-                if params["normalization"] == "peng-wei":
+                if params["relaxation"] == "peng-wei":
                     options["n_clusters"] = n_clusters
                 self.normalized_affinity_, self.result_ = normalize(
-                    self.affinity_matrix_, params["normalization"], return_result=True, **options)
+                    self.affinity_matrix_, params["relaxation"], params["method"], return_result=True, **options)
                 self.labels_ = round_labels(self.normalized_affinity_, n_clusters, method=params["assign_labels"],
                                             n_init=params["n_init"],
                                             random_state=check_random_state(params["random_state"]))

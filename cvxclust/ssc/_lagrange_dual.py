@@ -31,7 +31,7 @@ from scipy.optimize import Bounds, minimize
 
 from ..linalg import PSDProjector
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
+from ..solvers import Certificate, IterativeSolver, Param, SolverState
 from ._relaxations import FrobeniusPSD, FrobeniusSolver, negativity
 
 __all__ = ["LDSSC1", "LDSSC2", "ld_ssc1", "ld_ssc2"]
@@ -102,8 +102,6 @@ class _DualSolver(FrobeniusSolver):
 
     relaxations = (FrobeniusPSD,)
     parameters = IterativeSolver.parameters | {
-        "tol": Param(1e-7, POSITIVE),
-        "residual_tol": Param(1e-7, POSITIVE),
         # a check costs O(n^2) against an eigendecomposition per iteration: certify every one
         "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
         "partial_eig": Param(True, ["boolean"]),

@@ -32,15 +32,19 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..parameters import Interval, Options, validate_parameter, validate_parameters
+from .._deprecation import renamed_parameter
+from ..parameters import Interval, InvalidParameterError, Options, validate_parameter, validate_parameters
 from ._peng_wei import PengWei
 from ._relaxations import FrobeniusDS, FrobeniusPSD, check_matrix
 
-__all__ = ["normalize", "NORMALIZATIONS"]
+__all__ = ["normalize", "RELAXATIONS"]
 
-NORMALIZATIONS = ("none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd", "peng-wei")
-#: the normalizations solved as relaxations (the others are closed forms)
-RELAXATIONS = {"frobenius": FrobeniusDS, "frobenius-psd": FrobeniusPSD, "peng-wei": PengWei}
+#: the names of the normalizations (the relaxations of :func:`normalize` and of
+#: :class:`~cvxclust.ssc.SemidefiniteSpectralClustering`)
+RELAXATIONS = ("none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd", "peng-wei")
+#: the normalizations solved as relaxations by an iterative method, with their classes (the
+#: others are closed forms)
+RELAXATION_CLASSES = {"frobenius": FrobeniusDS, "frobenius-psd": FrobeniusPSD, "peng-wei": PengWei}
 #: the options of the iterated normalized cut
 _NORMALIZED_CUT = {
     "iterate": ["boolean"],
@@ -49,7 +53,24 @@ _NORMALIZED_CUT = {
 }
 
 
-def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, **options):
+def check_method(method, relaxation: str, owner: str) -> str:
+    """``method`` checked for ``relaxation``: ``"auto"`` or a method of its class (those registered
+    now: the registry can grow); ``"auto"`` alone for a closed form, which has no method to choose
+    (a name given there would be silently unused).  An :class:`InvalidParameterError` names
+    ``method`` and ``relaxation``."""
+    cls = RELAXATION_CLASSES.get(relaxation)
+    if cls is not None:
+        return validate_parameter("method", method, [Options("auto", *cls.methods())], owner)
+    if method != "auto":
+        raise InvalidParameterError(
+            f"The 'method' parameter of {owner} chooses the method of the relaxations solved iteratively "
+            f"({', '.join(map(repr, RELAXATION_CLASSES))}); relaxation={relaxation!r} is a closed form with no "
+            f"method, so method must be 'auto'. Got method={method!r} instead.")
+    return method
+
+
+def normalize(K, relaxation: str = "frobenius-psd", method: str = "auto", *, return_result: bool = False,
+              **options):
     """Normalize the affinity matrix K.
 
     Parameters
@@ -57,53 +78,67 @@ def normalize(K, method: str = "frobenius-psd", *, return_result: bool = False, 
     K : (n, n) array_like
         Symmetric finite affinity matrix, n >= 2 (nonnegative for ``"normalized-cut"``); it is
         never modified.
-    method : {"none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd", "peng-wei"}
-        See the module docstring.
+    relaxation : {"none", "ratio-cut", "normalized-cut", "frobenius", "frobenius-psd", "peng-wei"}
+        The normalization; see the module docstring.
+    method : str, default="auto"
+        The method that solves ``"frobenius"``, ``"frobenius-psd"`` and ``"peng-wei"``: ``"auto"``
+        (the relaxation's default) or any method of :class:`FrobeniusDS`, :class:`FrobeniusPSD`
+        or :class:`PengWei` (``"reference"`` and ``"generic"`` included).  The closed forms have
+        none: with them it must stay ``"auto"``.  A relaxation's name here is the old spelling of
+        ``relaxation`` (a ``FutureWarning``; no method bears such a name).
     return_result : bool
-        Also return the solver's :class:`~cvxclust.Result` (None for the closed forms).
+        Also return the method's :class:`~cvxclust.Result` (None for the closed forms).
     **options
         ``"normalized-cut"``: ``iterate=False``, ``max_iter=1000``, ``tol=1e-10``.
-        ``"frobenius"``/``"frobenius-psd"``/``"peng-wei"``: ``solver="auto"`` (any method of
-        :class:`FrobeniusDS`/:class:`FrobeniusPSD`/:class:`PengWei`) and that solver's options;
-        ``"peng-wei"`` also takes ``n_clusters`` (required).
+        ``"frobenius"``/``"frobenius-psd"``/``"peng-wei"``: the options of ``method``;
+        ``"peng-wei"`` also takes ``n_clusters`` (required).  ``solver=<a method>`` is the old
+        spelling of ``method`` (a ``FutureWarning``), except with ``method="reference"``, where
+        ``solver`` is the cvxpy solver.
 
     Returns
     -------
     K_hat : ndarray, or (K_hat, Result or None) with ``return_result=True``
         A new array.
     """
-    method = validate_parameter("method", method, [Options(*NORMALIZATIONS)], "normalize")
+    if isinstance(method, str) and method in RELAXATIONS:  # the old normalize(K, method=<relaxation>)
+        relaxation = renamed_parameter("normalize", "method", method, "relaxation", relaxation,
+                                       new_default="frobenius-psd")
+        method = "auto"
+    if "solver" in options and method != "reference":  # the old normalize(K, relaxation, solver=<method>)
+        method = renamed_parameter("normalize", "solver", options.pop("solver"), "method", method,
+                                   new_default="auto")
+    relaxation = validate_parameter("relaxation", relaxation, [Options(*RELAXATIONS)], "normalize")
+    method = check_method(method, relaxation, "normalize")
     return_result = validate_parameter("return_result", return_result, ["boolean"], "normalize")
     K = check_matrix(K, "K", min_size=2)
     result = None
-    if method in ("none", "ratio-cut") and options:
-        raise ValueError(f"method={method!r} takes no options, got {sorted(options)}")
-    if method == "none":
+    if relaxation in ("none", "ratio-cut") and options:
+        raise ValueError(f"relaxation={relaxation!r} takes no options, got {sorted(options)}")
+    if relaxation == "none":
         K_hat = K.copy()
-    elif method == "ratio-cut":
+    elif relaxation == "ratio-cut":
         K_hat = K - np.diag(K.sum(axis=1)) + np.eye(len(K))
-    elif method == "normalized-cut":
+    elif relaxation == "normalized-cut":
         K_hat = _normalized_cut(K, **validate_parameters(_NORMALIZED_CUT, options, "normalize"))
     else:
-        solver = options.pop("solver", "auto")
-        if method == "peng-wei":
+        if relaxation == "peng-wei":
             if "n_clusters" not in options:
-                raise TypeError("method='peng-wei' needs the number of clusters: pass n_clusters")
-            relaxation = PengWei(K, options.pop("n_clusters"))
+                raise TypeError("relaxation='peng-wei' needs the number of clusters: pass n_clusters")
+            solved = PengWei(K, options.pop("n_clusters"))
         else:
-            relaxation = RELAXATIONS[method](K)
-        result = relaxation.solve(solver, **options)
+            solved = RELAXATION_CLASSES[relaxation](K)
+        result = solved.solve(method, **options)
         K_hat = result.X
     return (K_hat, result) if return_result else K_hat
 
 
 def _normalized_cut(K, *, iterate: bool = False, max_iter: int = 1000, tol: float = 1e-10):
     if K.min() < 0:
-        raise ValueError(f"K must have nonnegative entries for method='normalized-cut' (min {K.min():.3g})")
+        raise ValueError(f"K must have nonnegative entries for relaxation='normalized-cut' (min {K.min():.3g})")
     for _ in range(max_iter if iterate else 1):
         d = K.sum(axis=1)
         if np.any(d <= 0):
-            raise ValueError("K has a row summing to zero; method='normalized-cut' needs positive degrees")
+            raise ValueError("K has a row summing to zero; relaxation='normalized-cut' needs positive degrees")
         s = 1.0 / np.sqrt(d)
         K = s[:, None] * K * s[None, :]
         if iterate and np.abs(K.sum(axis=1) - 1).max() < tol:

@@ -25,7 +25,7 @@ from numbers import Integral
 import numpy as np
 
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
+from ..solvers import Certificate, IterativeSolver, Param, SolverState
 from ._relaxations import FrobeniusDS, FrobeniusSolver, project_row_sums
 
 __all__ = ["SuccessiveProjections", "successive_projections"]
@@ -69,8 +69,6 @@ class SuccessiveProjections(FrobeniusSolver):
     method = "successive-projections"
     relaxations = (FrobeniusDS,)
     parameters = IterativeSolver.parameters | {
-        "tol": Param(1e-7, POSITIVE),
-        "residual_tol": Param(1e-7, POSITIVE),
         "max_iter": Param(100_000, [Interval(Integral, 1, None, closed="left")]),
         "dykstra": Param(True, ["boolean"]),
     }

@@ -1,4 +1,4 @@
-"""``BregmanClustering``: scikit-learn compatibility, recovery by every method, re-optimisation,
+"""``BregmanClustering``: scikit-learn compatibility, recovery by every relaxation, re-optimisation,
 the hard objectives, bad input."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from cvxclust.bregman._joint import Joint
 from cvxclust.bregman.divergences import Mahalanobis
 from cvxclust.metrics import accuracy
 
-METHODS = ("conditional-jc", "conditional", "discriminative", "joint")
+RELAXATION_NAMES = ("conditional-jc", "conditional", "discriminative", "joint")
 RELAXATIONS = {"conditional-jc": ConditionalJC, "conditional": Conditional, "discriminative": Discriminative,
                "joint": Joint}
 
@@ -48,8 +48,8 @@ def fit_quietly(est, X):
 
 # --------------------------------------------------------------------------- scikit-learn checks
 
-# Every method, built with its defaults (n_clusters=8), passes every check: no expected failure.
-@parametrize_with_checks([BregmanClustering()] + [BregmanClustering(method=m) for m in METHODS[1:]])
+# Every relaxation, built with its defaults (n_clusters=8), passes every check: no expected failure.
+@parametrize_with_checks([BregmanClustering()] + [BregmanClustering(relaxation=m) for m in RELAXATION_NAMES[1:]])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -59,13 +59,14 @@ def test_sklearn_compatible(estimator, check):
 def test_kl_fails_only_the_check_that_standardizes_its_data(fails_only_check_clustering):
     # check_clustering (and its read-only-memmap variant, same name) standardizes make_blobs data
     # whatever the positive_only tag says; the KL divergence rejects the negative entries
-    fails_only_check_clustering(BregmanClustering(method="conditional", divergence="kl"),
+    fails_only_check_clustering(BregmanClustering(relaxation="conditional", divergence="kl"),
                                 "Negative values in data passed to X")
 
 
 def test_defaults_and_one_cluster():
     est = BregmanClustering()
-    assert est.n_clusters == 8 and est.method == "conditional-jc" and est.solver_options is None
+    assert est.n_clusters == 8 and est.relaxation == "conditional-jc" and est.method == "auto"
+    assert est.solver_options is None
     X = blobs()[0]["euclidean"]
     one = BregmanClustering(1).fit(X)
     np.testing.assert_array_equal(one.labels_, np.zeros(len(X)))
@@ -73,9 +74,10 @@ def test_defaults_and_one_cluster():
     assert one.n_iter_ == 0
     # (6) of one cluster: half the total squared distance to the mean
     assert one.objective_ == pytest.approx(0.5 * np.sum((X - X.mean(axis=0)) ** 2), rel=1e-12)
-    for method in METHODS:
-        one = BregmanClustering(1, method=method, divergence="kl").fit(blobs()[0]["kl"])
-        assert one.objective_ == pytest.approx(hard_objective(blobs()[0]["kl"], "kl", one.labels_, 1, method=method))
+    for relaxation in RELAXATION_NAMES:
+        one = BregmanClustering(1, relaxation=relaxation, divergence="kl").fit(blobs()[0]["kl"])
+        expected = hard_objective(blobs()[0]["kl"], "kl", one.labels_, 1, relaxation=relaxation)
+        assert one.objective_ == pytest.approx(expected)
     # a single sample is one cluster too
     np.testing.assert_array_equal(BregmanClustering(1).fit(X[:1]).labels_, [0])
 
@@ -105,13 +107,13 @@ def test_kl_carries_the_positive_only_tag():
 # --------------------------------------------------------------------------- recovery
 
 @pytest.mark.parametrize("divergence", ["euclidean", "kl", "logistic"])
-@pytest.mark.parametrize("method", METHODS)
-def test_every_method_recovers_well_separated_blobs(method, divergence):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_every_relaxation_recovers_well_separated_blobs(relaxation, divergence):
     data, y = blobs()
-    est = BregmanClustering(3, method=method, divergence=divergence, random_state=0).fit(data[divergence])
+    est = BregmanClustering(3, relaxation=relaxation, divergence=divergence, random_state=0).fit(data[divergence])
     assert accuracy(y, est.labels_) == 1.0
     assert est.labels_.shape == (30,) and est.labels_.dtype.kind == "i"
-    assert isinstance(est.relaxation_, RELAXATIONS[method])
+    assert isinstance(est.relaxation_, RELAXATIONS[relaxation])
     assert est.M_.shape == (30, 30)
     assert est.n_iter_ == est.result_.iterations >= 1
     assert est.result_.status == "optimal"
@@ -121,13 +123,13 @@ def test_every_method_recovers_well_separated_blobs(method, divergence):
     assert est.n_features_in_ == 2
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_relaxation_bounds_the_hard_objective_for_conditional_jc(method):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_relaxation_bounds_the_hard_objective_for_conditional_jc(relaxation):
     # (10) over M1 contains the exact set: its optimum is a lower bound on D_F(X, Y Gamma) of every
     # partition, in particular of the estimator's; the other relaxations state other objectives
     data, _ = blobs(seed=1, spread=1.2)
-    est = BregmanClustering(3, method=method, random_state=0).fit(data["euclidean"])
-    if method == "conditional-jc":
+    est = BregmanClustering(3, relaxation=relaxation, random_state=0).fit(data["euclidean"])
+    if relaxation == "conditional-jc":
         assert est.result_.dual_bound <= est.objective_ + 1e-9
     assert np.isfinite(est.objective_)
 
@@ -135,11 +137,11 @@ def test_relaxation_bounds_the_hard_objective_for_conditional_jc(method):
 # --------------------------------------------------------------------------- re-optimisation
 
 @pytest.mark.parametrize("divergence", ["euclidean", "kl"])
-@pytest.mark.parametrize("method", METHODS)
-def test_reoptimize_never_worsens_the_rounded_labels(method, divergence):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_reoptimize_never_worsens_the_rounded_labels(relaxation, divergence):
     data, _ = blobs(seed=3, spread=1.6)  # overlapping: rounding and local optimum can differ
     X = data[divergence]
-    kwargs = dict(method=method, divergence=divergence, random_state=5)
+    kwargs = dict(relaxation=relaxation, divergence=divergence, random_state=5)
     est = BregmanClustering(3, **kwargs).fit(X)
     raw = BregmanClustering(3, reoptimize=False, **kwargs).fit(X)
     assert est.objective_ <= est.rounded_objective_ * (1 + 1e-12) + 1e-12
@@ -158,7 +160,7 @@ def test_reoptimize_improves_a_rounding_that_is_not_a_local_optimum():
     # the conditional relaxation with KL rounds these blobs imperfectly; the local
     # re-optimisation of (14) then finds the planted partition (a strict improvement)
     data, y = blobs(seed=1)
-    est = BregmanClustering(3, method="conditional", divergence="kl", random_state=0).fit(data["kl"])
+    est = BregmanClustering(3, relaxation="conditional", divergence="kl", random_state=0).fit(data["kl"])
     assert accuracy(y, est.rounded_labels_) < 1.0
     assert accuracy(y, est.labels_) == 1.0
     assert est.objective_ < est.rounded_objective_ - 1e-6
@@ -173,12 +175,12 @@ def test_hard_objective_of_conditional_jc_is_half_the_kmeans_inertia():
     assert hard_objective(X, "euclidean", km.labels_, 3) == pytest.approx(km.inertia_ / 2, rel=1e-10)
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_hard_objective_matches_the_local_methods(method):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_hard_objective_matches_the_local_methods(relaxation):
     data, _ = blobs(seed=4, spread=1.4)
     X = data["kl"]
-    est = BregmanClustering(3, method=method, divergence="kl", alpha=0.05, random_state=1).fit(X)
-    assert hard_objective(X, "kl", est.labels_, 3, method=method, alpha=0.05) == pytest.approx(
+    est = BregmanClustering(3, relaxation=relaxation, divergence="kl", alpha=0.05, random_state=1).fit(X)
+    assert hard_objective(X, "kl", est.labels_, 3, relaxation=relaxation, alpha=0.05) == pytest.approx(
         est.reoptimization_.objective, rel=1e-10)
 
 
@@ -188,12 +190,12 @@ def test_hard_objective_joint_adds_the_entropy_of_the_sizes():
     within = 0.5 * (0.25 + 0.25) + 0.5 * (1.0 + 0.0 + 1.0)  # D_F = ||x - mu||^2 / 2
     entropy = -(2 * np.log(2 / 5) + 3 * np.log(3 / 5))
     assert hard_objective(X, "euclidean", labels, 2) == pytest.approx(within)
-    assert hard_objective(X, "euclidean", labels, 2, method="joint") == pytest.approx(within + entropy)
+    assert hard_objective(X, "euclidean", labels, 2, relaxation="joint") == pytest.approx(within + entropy)
     # an empty cluster contributes nothing to either term
-    assert hard_objective(X, "euclidean", labels, 3, method="joint") == pytest.approx(within + entropy)
+    assert hard_objective(X, "euclidean", labels, 3, relaxation="joint") == pytest.approx(within + entropy)
 
 
-@pytest.mark.parametrize("kwargs, name", [({"method": "kmeans"}, "method"), ({"alpha": 0.0}, "alpha"),
+@pytest.mark.parametrize("kwargs, name", [({"relaxation": "kmeans"}, "relaxation"), ({"alpha": 0.0}, "alpha"),
                                           ({"n_clusters": 0}, "n_clusters"), ({"n_clusters": 6}, "n_clusters")])
 def test_hard_objective_bad_parameters_name_them(kwargs, name):
     X = np.array([[0.0], [1.0], [5.0], [6.0], [7.0]])
@@ -207,8 +209,8 @@ def test_hard_objective_bad_parameters_name_them(kwargs, name):
 def test_mahalanobis_instance_with_identity_weight_equals_euclidean():
     data, _ = blobs(seed=2, spread=1.5)
     X = data["euclidean"]
-    a = BregmanClustering(3, method="conditional", random_state=0).fit(X)
-    b = BregmanClustering(3, method="conditional", divergence=Mahalanobis(np.eye(2)), random_state=0).fit(X)
+    a = BregmanClustering(3, relaxation="conditional", random_state=0).fit(X)
+    b = BregmanClustering(3, relaxation="conditional", divergence=Mahalanobis(np.eye(2)), random_state=0).fit(X)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert b.objective_ == pytest.approx(a.objective_, rel=1e-8)
     c = clone(b).fit(X)  # the Divergence instance survives clone
@@ -218,7 +220,7 @@ def test_mahalanobis_instance_with_identity_weight_equals_euclidean():
 def test_same_random_state_same_result_and_fit_predict():
     data, _ = blobs(seed=3, spread=1.6)
     X = data["euclidean"]
-    est = BregmanClustering(3, method="joint", random_state=7)
+    est = BregmanClustering(3, relaxation="joint", random_state=7)
     np.testing.assert_array_equal(est.fit_predict(X), clone(est).fit(X).labels_)
 
 
@@ -238,8 +240,8 @@ def test_solver_options_override_the_estimator_defaults():
     tight = BregmanClustering(3, solver_options={"tol": 1e-4, "residual_tol": 1e-4}, random_state=0).fit(X)
     assert tight.result_.relative_gap <= 1e-4
     assert tight.n_iter_ > loose.n_iter_
-    # the solver's own name goes in solver_options too
-    admm = BregmanClustering(3, solver_options={"method": "admm"}, random_state=0).fit(X)
+    # the method is a parameter of its own
+    admm = BregmanClustering(3, method="admm", random_state=0).fit(X)
     assert admm.result_.method == "admm" and loose.result_.method != "admm"
     np.testing.assert_array_equal(admm.labels_, loose.labels_)
 
@@ -260,10 +262,12 @@ X_OK = blobs()[0]["euclidean"]
         ({"divergence": "mahalanobis"}, "divergence"),
         ({"divergence": "itakura-saito"}, "divergence"),  # conditional-jc needs joint convexity
         ({"method": "kmeans"}, "method"),
+        ({"relaxation": "kmeans"}, "relaxation"),
+        ({"relaxation": "conditional", "method": "admm"}, "method"),
         ({"rounding": "yu-shi"}, "rounding"),
-        ({"alpha": 0.0, "method": "conditional"}, "alpha"),
-        ({"beta": -1.0, "method": "joint"}, "beta"),
-        ({"alpha": float("nan"), "method": "discriminative"}, "alpha"),
+        ({"alpha": 0.0, "relaxation": "conditional"}, "alpha"),
+        ({"beta": -1.0, "relaxation": "joint"}, "beta"),
+        ({"alpha": float("nan"), "relaxation": "discriminative"}, "alpha"),
         ({"alpha": float("inf")}, "alpha"),
         ({"random_state": "seed"}, "random_state"),
         ({"n_init": 0}, "n_init"),
@@ -288,23 +292,24 @@ def test_bad_parameters_raise_value_error_naming_them(params, name):
 )
 def test_data_outside_the_domain_raises_naming_X(divergence, X):
     with pytest.raises(ValueError, match="X"):
-        BregmanClustering(3, method="conditional", divergence=divergence).fit(X)
+        BregmanClustering(3, relaxation="conditional", divergence=divergence).fit(X)
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_data_too_large_to_square_raises_naming_X(method):
+@pytest.mark.parametrize("relaxation", RELAXATION_NAMES)
+def test_data_too_large_to_square_raises_naming_X(relaxation):
     """X * 1e200 overflowed inside the solvers ("A contains NaN or infinite entries", an
     OverflowError, a LinAlgError): the squares of the data do not fit in a double."""
     with pytest.raises(ValueError, match=r"^X has entries of magnitude up to \S*e\+200, which overflow the "
                                          r"computations .* rescale X"):
-        BregmanClustering(2, method=method).fit(X_OK * 1e200)
+        BregmanClustering(2, relaxation=relaxation).fit(X_OK * 1e200)
 
 
 def test_data_whose_transfer_is_too_large_raises_naming_X():
     """Itakura-Saito's transfer -1/x of tiny data overflows the conditional relaxations' squares."""
-    for method in ("conditional", "joint"):
+    for relaxation in ("conditional", "joint"):
         with pytest.raises(ValueError, match=r"^X's transfer f\(X\) has entries .* rescale X"):
-            BregmanClustering(3, method=method, divergence="itakura-saito").fit((blobs()[0]["kl"] + 1.0) * 1e-200)
+            BregmanClustering(3, relaxation=relaxation, divergence="itakura-saito").fit(
+                (blobs()[0]["kl"] + 1.0) * 1e-200)
 
 
 def test_large_data_that_can_be_squared_is_still_clustered():
@@ -325,17 +330,18 @@ def test_every_entry_point_refuses_data_too_large_to_square(build):
         build(np.abs(X_OK) * 1e200)
 
 
-@pytest.mark.parametrize("method", ["conditional-jc", "conditional"])
-def test_a_generator_seeds_the_estimator(method):
+@pytest.mark.parametrize("relaxation", ["conditional-jc", "conditional"])
+def test_a_generator_seeds_the_estimator(relaxation):
     """The parameter table accepts a Generator; sklearn's check_random_state then refused it."""
     data, y = blobs()
-    est = BregmanClustering(3, method=method, random_state=np.random.default_rng(0)).fit(data["euclidean"])
+    est = BregmanClustering(3, relaxation=relaxation, random_state=np.random.default_rng(0)).fit(data["euclidean"])
     assert accuracy(y, est.labels_) == 1.0
 
 
 def test_itakura_saito_works_with_the_conditional_method():
     data, y = blobs()
-    est = BregmanClustering(3, method="conditional", divergence="itakura-saito", random_state=0).fit(data["kl"] + 1.0)
+    est = BregmanClustering(3, relaxation="conditional", divergence="itakura-saito", random_state=0)
+    est.fit(data["kl"] + 1.0)
     assert accuracy(y, est.labels_) == 1.0
 
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.exceptions import ConvergenceWarning
 
+from cvxclust.ssc import RELAXATIONS as RELAXATION_NAMES
 from cvxclust.ssc import (
-    NORMALIZATIONS,
     FrobeniusDS,
     FrobeniusPSD,
     SemidefiniteSpectralClustering,
@@ -91,8 +91,8 @@ def test_bad_K_is_refused_naming_K(bad):
     before = None if K is None or isinstance(K, (float, list)) else K.copy()
     for cls in RELAXATIONS:
         assert_refused(lambda: cls(K), "K")
-    for method in NORMALIZATIONS:
-        assert_refused(lambda: normalize(K, method), "K")
+    for relaxation in RELAXATION_NAMES:
+        assert_refused(lambda: normalize(K, relaxation), "K")
     if before is not None:
         np.testing.assert_array_equal(K, before)
 

@@ -16,9 +16,9 @@ import cvxclust
 from cvxclust import Result, SemidefiniteSpectralClustering
 from cvxclust.kernels import rbf
 from cvxclust.metrics import error_rate
-from cvxclust.ssc import NORMALIZATIONS, FrobeniusPSD
+from cvxclust.ssc import RELAXATIONS, FrobeniusPSD
 
-ESTIMATORS = [SemidefiniteSpectralClustering(), SemidefiniteSpectralClustering(normalization="frobenius")]
+ESTIMATORS = [SemidefiniteSpectralClustering(), SemidefiniteSpectralClustering(relaxation="frobenius")]
 
 
 @parametrize_with_checks(ESTIMATORS)
@@ -43,9 +43,9 @@ def test_importable_from_package_and_family():
 
 
 def test_init_only_stores_parameters():
-    est = SemidefiniteSpectralClustering(n_clusters=-5, affinity="nope", normalization="nope", n_init=0)
+    est = SemidefiniteSpectralClustering(n_clusters=-5, affinity="nope", relaxation="nope", n_init=0)
     assert est.get_params()["n_clusters"] == -5  # validated in fit, not in __init__
-    assert est.normalization == "nope"
+    assert est.relaxation == "nope"
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def iris_fit(iris):
 
 def test_iris_error_rate_frobenius_psd(iris, iris_fit):
     _, y = iris
-    assert iris_fit.normalization == "frobenius-psd"
+    assert iris_fit.relaxation == "frobenius-psd"
     assert error_rate(y, iris_fit.labels_) <= 0.15
 
 
@@ -85,13 +85,13 @@ def test_fitted_attributes(iris, iris_fit):
     assert np.array_equal(est.fit_predict(X), est.labels_)
 
 
-@pytest.mark.parametrize("normalization", ["none", "ratio-cut", "normalized-cut"])
-def test_closed_form_normalizations_have_no_result(iris, normalization):
+@pytest.mark.parametrize("relaxation", ["none", "ratio-cut", "normalized-cut"])
+def test_closed_form_normalizations_have_no_result(iris, relaxation):
     X, y = iris
-    est = SemidefiniteSpectralClustering(3, normalization=normalization, random_state=0).fit(X)
+    est = SemidefiniteSpectralClustering(3, relaxation=relaxation, random_state=0).fit(X)
     assert est.result_ is None
     assert est.labels_.shape == (X.shape[0],)
-    if normalization == "none":
+    if relaxation == "none":
         np.testing.assert_array_equal(est.normalized_affinity_, est.affinity_matrix_)
     assert error_rate(y, est.labels_) <= 0.35  # RC is the weakest in the paper's Table II
 
@@ -153,7 +153,7 @@ def test_method_and_solver_options_are_used():
     assert est.result_.method == "ld-ssc2" and est.result_.status == "max_iter"
     assert est.n_iter_ == 3 and est.objective_ == est.result_.objective
     assert est.solver_options == {"max_iter": 3}  # not modified by fit
-    ds = SemidefiniteSpectralClustering(3, normalization="frobenius", method="successive-projections").fit(X)
+    ds = SemidefiniteSpectralClustering(3, relaxation="frobenius", method="successive-projections").fit(X)
     assert ds.result_.method == "successive-projections"
     assert ds.result_.max_residual <= 1e-6
 
@@ -168,7 +168,7 @@ def test_method_and_solver_options_are_used():
         ({"n_clusters": True}, "n_clusters"),
         ({"affinity": "cosine"}, "affinity"),
         ({"affinity": None}, "affinity"),
-        ({"normalization": "sinkhorn"}, "normalization"),
+        ({"relaxation": "sinkhorn"}, "relaxation"),
         ({"assign_labels": "qr"}, "assign_labels"),
         ({"n_init": 0}, "n_init"),
         ({"n_init": 2.5}, "n_init"),
@@ -182,10 +182,10 @@ def test_method_and_solver_options_are_used():
         ({"n_neighbors": 0}, "n_neighbors"),
         ({"method": "nope"}, "method"),
         ({"method": None}, "method"),
-        ({"normalization": "frobenius", "method": "ld-ssc2"}, "method"),
+        ({"relaxation": "frobenius", "method": "ld-ssc2"}, "method"),
         ({"solver_options": [("tol", 1e-3)]}, "solver_options"),
         ({"solver_options": {"tol": -1.0}}, "tol"),
-        ({"normalization": "none", "solver_options": {"tol": 1e-3}}, "tol"),
+        ({"relaxation": "none", "solver_options": {"tol": 1e-3}}, "tol"),
         ({"random_state": "seed"}, "random_state"),
     ],
 )
@@ -196,16 +196,16 @@ def test_bad_parameters_raise_value_error_naming_them(params, name):
         est.fit(X)
 
 
-@pytest.mark.parametrize("normalization", ["none", "ratio-cut", "normalized-cut"])
+@pytest.mark.parametrize("relaxation", ["none", "ratio-cut", "normalized-cut"])
 @pytest.mark.parametrize("method", ["admm", "dual-newton", "nope"])
-def test_method_with_a_closed_form_normalization_raises_naming_both(normalization, method):
-    """A closed form has no solver: method='admm' with normalization='none' was silently ignored."""
+def test_method_with_a_closed_form_relaxation_raises_naming_both(relaxation, method):
+    """A closed form has no solver: method='admm' with relaxation='none' was silently ignored."""
     X, _ = data("iris", 30)
-    est = SemidefiniteSpectralClustering(3, normalization=normalization, method=method)
-    with pytest.raises(ValueError, match=rf"'method' parameter.*normalization='{normalization}'.*"
+    est = SemidefiniteSpectralClustering(3, relaxation=relaxation, method=method)
+    with pytest.raises(ValueError, match=rf"'method' parameter.*relaxation='{relaxation}'.*"
                                          rf"method must be 'auto'. Got method='{method}'"):
         est.fit(X)
-    auto = SemidefiniteSpectralClustering(3, normalization=normalization, random_state=0).fit(X)
+    auto = SemidefiniteSpectralClustering(3, relaxation=relaxation, random_state=0).fit(X)
     assert auto.result_ is None and auto.labels_.shape == (30,)
 
 
@@ -221,12 +221,12 @@ def test_bad_X(X):
         SemidefiniteSpectralClustering(2).fit(X)
 
 
-def test_every_normalization_fits():
+def test_every_relaxation_fits():
     X, _ = data("iris", 30)
-    for normalization in NORMALIZATIONS:
-        est = SemidefiniteSpectralClustering(3, normalization=normalization, random_state=0).fit(X)
+    for relaxation in RELAXATIONS:
+        est = SemidefiniteSpectralClustering(3, relaxation=relaxation, random_state=0).fit(X)
         assert est.labels_.shape == (30,)
-        if normalization == "frobenius-psd":
+        if relaxation == "frobenius-psd":
             ref = FrobeniusPSD(est.affinity_matrix_).solve("reference")
             assert est.result_.objective == pytest.approx(ref.objective, rel=1e-6)
 
@@ -246,11 +246,11 @@ def test_parameter_errors_name_the_estimator_the_value_and_the_expectation():
         SemidefiniteSpectralClustering(3, method="nope").fit(X)
 
 
-@pytest.mark.parametrize("normalization", NORMALIZATIONS)
-def test_one_cluster_puts_every_point_in_it_without_a_solve(normalization, monkeypatch):
+@pytest.mark.parametrize("relaxation", RELAXATIONS)
+def test_one_cluster_puts_every_point_in_it_without_a_solve(relaxation, monkeypatch):
     X, _ = data("iris", 30)
     monkeypatch.setattr(FrobeniusPSD, "solve", lambda *a, **k: pytest.fail("n_clusters=1 must not solve"))
-    est = SemidefiniteSpectralClustering(1, normalization=normalization).fit(X)
+    est = SemidefiniteSpectralClustering(1, relaxation=relaxation).fit(X)
     np.testing.assert_array_equal(est.labels_, np.zeros(30, dtype=int))
     assert est.result_ is None and est.n_iter_ == 0 and est.objective_ is None
     assert est.normalized_affinity_ is None
