@@ -154,6 +154,15 @@ def validate(
     callback : callable, optional
         ``callback(method, result)`` after each solve, the reference's first (``method`` is
         ``"reference"``): a progress log for long validations.
+    **renamed
+        ``tol_objective``, ``tol_residual``, ``tol_solution``: the old spellings of the
+        tolerances (a ``FutureWarning``); any other keyword is a ``TypeError``.
+
+    Returns
+    -------
+    ValidationReport
+        The reference, one :class:`Comparison` per method, their results and the tolerances:
+        ``to_markdown()`` (the table with a legend of its columns), ``to_json()``, ``plot()``.
 
     Raises
     ------
