@@ -354,6 +354,11 @@ def solve_reference(
     (:func:`reference_solver_for`: Clarabel unless its estimated memory is too large, with a
     warning that gives the estimate).  ``eps`` sets SCS's ``eps_abs``/``eps_rel`` (default 1e-7)
     or Clarabel's ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas`` (default 1e-9).
+
+    A problem the solver certifies infeasible or unbounded (cvxpy's ``"infeasible"``,
+    ``"unbounded"`` and their ``"_inaccurate"`` forms) gives a Result with that status, a NaN
+    ``X``, cvxpy's optimal value (``+inf`` or ``-inf``) as its objective, no residuals, and a
+    ``ConvergenceWarning``; any other end without a point raises a ``RuntimeError``.
     """
     solver = validate_parameter("solver", solver.upper() if isinstance(solver, str) else solver,
                                 [Options(*REFERENCE_SOLVERS), None], "the reference")
@@ -382,12 +387,18 @@ def solve_reference(
     problem.solve(solver=solver, verbose=verbose, **opts)
     elapsed = time.perf_counter() - start
     var = relaxation.primary_variable(problem)
-    if var.value is None:
-        raise RuntimeError(f"cvxpy/{solver} returned no solution for {relaxation.name} (status {problem.status})")
     status = str(problem.status)
+    certified = status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE)
+    if var.value is None and not certified:
+        raise RuntimeError(f"cvxpy/{solver} returned no solution for {relaxation.name} (status {status})")
     if status != cp.OPTIMAL:
         warnings.warn(f"reference solver {solver} ended with status {status!r}", ConvergenceWarning, stacklevel=3)
     stats = problem.solver_stats
+    history = [{"solver_time": stats.solve_time, "setup_time": stats.setup_time}]
+    if var.value is None:  # certified infeasible or unbounded: no point, the status says why
+        return Result(X=np.full(var.shape, np.nan), objective=float(problem.value), status=status,
+                      method=f"reference-{solver.lower()}", iterations=stats.num_iters or 0, time=elapsed,
+                      history=history)
     return relaxation.make_result(
         np.asarray(var.value, dtype=float),
         status=status,
@@ -395,5 +406,5 @@ def solve_reference(
         iterations=stats.num_iters or 0,
         time=elapsed,
         dual_bound=relaxation.dual_bound_from_reference(problem),
-        history=[{"solver_time": stats.solve_time, "setup_time": stats.setup_time}],
+        history=history,
     )

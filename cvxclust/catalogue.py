@@ -24,9 +24,9 @@ One TOML file per instance (``problems/*.toml``)::
     [validate]                               # optional
     methods = []                             # [] or missing: every registered scalable method
     reference_solver = "CLARABEL"            # or "SCS"; by size when missing
-    tol_objective = 1e-6
-    tol_residual = 1e-6
-    tol_solution = 1e-3                      # optional; missing: reported, not judged
+    objective_tol = 1e-6                     # relative objective gap to the reference
+    residual_tol = 1e-6                      # worst relative residual
+    solution_tol = 1e-3                      # optional; missing: reported, not judged
 
     [options.admm]                           # optional keyword options, per method
     tol = 1e-8
@@ -43,7 +43,8 @@ Options are checked when the file is loaded: the options every scalable solver s
 (``tol``, ``residual_tol``, ``max_iter``, ``time_limit``, ``check_every``, ``verbose``) against
 the table of :class:`cvxclust.solvers.IterativeSolver`, the reference's ``eps`` (positive) and
 ``verbose`` (boolean); its ``solver`` is set by ``validate.reference_solver`` only.  Every error
-is a ``ValueError`` naming the file and the key.
+is a ``ValueError`` naming the file and the key.  The old spellings of the tolerances
+(``tol_objective``, ``tol_residual``, ``tol_solution``) are still read, with a ``FutureWarning``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._deprecation import warn_deprecated
 from ._relaxation import REFERENCE_SOLVERS, Relaxation, Result
 from .parameters import validate_parameter
 from .solvers import POSITIVE, IterativeSolver
@@ -66,8 +68,10 @@ __all__ = ["Instance", "load_instance", "find_problem_files", "resolve_relaxatio
 #: Keys a problem file may hold, per table ("" is the top level).
 _TOP_KEYS = {"name", "description", "relaxation", "parameters", "data", "kernel", "validate", "options"}
 _DATA_KEYS = {"dataset", "n_samples", "standardize", "random_state"}
-_VALIDATE_KEYS = {"methods", "reference_solver", "tol_objective", "tol_residual", "tol_solution"}
-_DEFAULT_TOLERANCES = {"tol_objective": 1e-6, "tol_residual": 1e-6, "tol_solution": None}
+_DEFAULT_TOLERANCES = {"objective_tol": 1e-6, "residual_tol": 1e-6, "solution_tol": None}
+#: old spellings of the tolerance keys, read for one release with a FutureWarning
+_RENAMED_TOLERANCES = {"tol_objective": "objective_tol", "tol_residual": "residual_tol", "tol_solution": "solution_tol"}
+_VALIDATE_KEYS = {"methods", "reference_solver", *_DEFAULT_TOLERANCES, *_RENAMED_TOLERANCES}
 #: Constraints on the options of the cvxpy reference that a file may set (others go to the solver).
 _REFERENCE_OPTIONS = {"eps": POSITIVE, "verbose": ["boolean"]}
 
@@ -89,8 +93,8 @@ class Instance:
         Scalable methods to validate (every registered one when the file lists none).
     validate_kwargs : dict
         Keyword arguments of :func:`cvxclust.validate` besides ``methods`` and ``name``:
-        ``reference_solver``, ``reference_options``, ``method_options``, ``tol_objective``,
-        ``tol_residual``, ``tol_solution``.
+        ``reference_solver``, ``reference_options``, ``method_options``, ``objective_tol``,
+        ``residual_tol``, ``solution_tol``.
     description : str
         Free text from the file.
     path : Path or None
@@ -325,12 +329,7 @@ def load_instance(path) -> Instance:
             "validate.reference_solver",
             f"unknown solver {reference_solver!r}; valid solvers are {list(REFERENCE_SOLVERS)}",
         )
-    tolerances = {}
-    for key, default in _DEFAULT_TOLERANCES.items():
-        value = _value(settings, key, f"validate.{key}", path, (int, float), default=default)
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise _fail(path, f"validate.{key}", f"must be a positive number, got {value!r}")
-        tolerances[key] = None if value is None else float(value)
+    tolerances = _tolerances(settings, path)
 
     options = _table(doc, "options", path, required=False)
     for m, opts in options.items():
@@ -356,6 +355,27 @@ def load_instance(path) -> Instance:
         description=description,
         path=path,
     )
+
+
+def _tolerances(settings: dict, path) -> dict:
+    """The tolerances of the ``[validate]`` table, by their names; an old spelling is read with
+    a ``FutureWarning``, and both spellings of one key are refused."""
+    settings, spelt = dict(settings), {key: key for key in _DEFAULT_TOLERANCES}
+    for old, new in _RENAMED_TOLERANCES.items():
+        if old in settings:
+            if new in settings:
+                raise _fail(path, f"validate.{old}", f"the old spelling of validate.{new}, which the file also sets; "
+                            f"keep validate.{new} alone")
+            warn_deprecated(f"{path}: key 'validate.{old}' is renamed 'validate.{new}'", stacklevel=4)
+            settings[new], spelt[new] = settings.pop(old), old
+    tolerances = {}
+    for key, default in _DEFAULT_TOLERANCES.items():
+        where = f"validate.{spelt[key]}"
+        value = _value(settings, key, where, path, (int, float), default=default)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise _fail(path, where, f"must be a positive number, got {value!r}")
+        tolerances[key] = None if value is None else float(value)
+    return tolerances
 
 
 def find_problem_files(paths) -> list[Path]:

@@ -11,6 +11,7 @@ The problem-file format is documented in :mod:`cvxclust.catalogue`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import re
 import sys
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 from . import __version__
+from ._deprecation import DEPRECATED, renamed_parameter
 from ._relaxation import REFERENCE_SOLVERS
 from .catalogue import Instance, find_problem_files, load_instance, run_instance
 from .parallel import check_backend, parallel_backend, run_tasks
@@ -44,77 +46,23 @@ def _plot_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "instance"
 
 
-def _is_residual(key: str, residual_names: set[str]) -> bool:
-    """History figures shown as residuals: ``*residual*``, ``infeasibility`` and the names the
-    relaxation's :meth:`~cvxclust.Relaxation.residuals` reports (``row_sums``, ``psd``, ...)."""
-    return "residual" in key or "infeasibility" in key or key in residual_names
+def plot_convergence(report: ValidationReport, path, *, objective_tol=None, residual_tol=None, tol_objective=None,
+                     tol_residual=None) -> None:
+    """The convergence plot of ``report`` (:meth:`~cvxclust.validation.ValidationReport.plot`),
+    written to ``path`` (PNG).
 
-
-def plot_convergence(report: ValidationReport, path, *, tol_objective=None, tol_residual=None) -> None:
-    """Convergence of each scalable method from ``Result.history``, written to ``path`` (PNG).
-
-    Left: the certified relative duality gap (solid) and the relative objective error against
-    the reference (dashed); right: the residuals the method records (``primal_residual`` solid,
-    ``dual_residual`` dashed, other residual figures in other line styles); one colour per
-    method, against the iteration, on log scales.
+    ``objective_tol`` and ``residual_tol`` draw other tolerances than the report's own; their
+    old spellings ``tol_objective`` and ``tol_residual`` still work, with a ``FutureWarning``
+    (None: not given).
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax_gap, ax_res = fig.subplots(1, 2)
-    f_ref = report.reference.objective
-    residual_names = set(report.reference.residuals)
-    styles = {"primal_residual": "-", "dual_residual": "--"}
-    extra_styles = [":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2))]
-
-    def series(history, key, transform=lambda v: v):
-        pts = [
-            (row.get("iteration", i + 1), transform(row[key]))
-            for i, row in enumerate(history)
-            if isinstance(row.get(key), (int, float)) and math.isfinite(row[key])
-        ]
-        pts = [(x, v) for x, v in pts if v > 0]
-        return ([x for x, _ in pts], [v for _, v in pts]) if pts else None
-
-    plotted = [False, False]
-    for i, (method, result) in enumerate(report.results.items()):
-        color = f"C{i % 10}"
-        history = result.history or []
-        s = series(history, "relative_gap")
-        if s:  # often evaluated only every few iterations: then mark the points
-            marker = "." if len(s[0]) < 0.5 * len(history) else None
-            ax_gap.plot(*s, "-", marker=marker, color=color, label=f"{method}: duality gap")
-            plotted[0] = True
-        s = series(history, "objective", lambda f: abs(f - f_ref) / max(abs(f_ref), 1e-12))
-        if s:
-            ax_gap.plot(*s, "--", color=color, label=f"{method}: objective error")
-            plotted[0] = True
-        keys = {k for row in history for k in row if _is_residual(k, residual_names)}
-        for key in sorted(keys, key=lambda k: (k not in styles, k)):
-            s = series(history, key)
-            if s:
-                style = styles.setdefault(key, extra_styles[(len(styles) - 2) % len(extra_styles)])
-                ax_res.plot(*s, linestyle=style, color=color, label=f"{method}: {key.replace('_', ' ')}")
-                plotted[1] = True
-
-    for ax, tol, title, ok in (
-        (ax_gap, tol_objective, "relative duality gap / objective error", plotted[0]),
-        (ax_res, tol_residual, "residuals", plotted[1]),
-    ):
-        ax.set_title(title)
-        ax.set_xlabel("iteration")
-        if ok:
-            ax.set_yscale("log")
-            if tol is not None:
-                ax.axhline(tol, color="0.5", linestyle=":", linewidth=1, label="tolerance")
-            ax.legend(fontsize="small")
-            ax.grid(True, which="major", alpha=0.3)
-        else:
-            ax.text(0.5, 0.5, "no history recorded", ha="center", va="center", transform=ax.transAxes)
-    fig.suptitle(report.name)
-    fig.savefig(path, dpi=110)
+    tolerances = {}
+    for old, old_value, new, new_value in (("tol_objective", tol_objective, "objective_tol", objective_tol),
+                                           ("tol_residual", tol_residual, "residual_tol", residual_tol)):
+        value = renamed_parameter("plot_convergence", old, DEPRECATED if old_value is None else old_value, new,
+                                  new_value)
+        if value is not None:
+            tolerances[new] = value
+    dataclasses.replace(report, **tolerances).plot(path=path)
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,78 +4,90 @@
 each: relative objective gap ``|f - f_ref| / max(|f_ref|, 1e-12)``, relative distance of the
 solutions ``||X - X_ref||_F / max(||X_ref||_F, 1e-12)``, worst relative residual (computed by the
 relaxation, the same way for every method), the certified duality gap where known, wall time and
-the speed ratio ``time_ref / time``, and pass/fail against tolerances.
+the speed ratio ``time_ref / time``, and pass/fail against tolerances.  A reference certified
+infeasible or unbounded has no point: each method's status is then checked against its status.
 """
 
 from __future__ import annotations
 
-import html
-import json
 import time
 import traceback
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
 from numbers import Real
 
 import cvxpy as cp
 import numpy as np
 
+from ._deprecation import renamed_parameter
 from ._relaxation import REFERENCE_SOLVERS, Relaxation
+from ._validation_report import Comparison, ValidationReport, has_point, is_inaccurate
 from .parameters import Interval, Options, validate_parameter
 from .result import Result
 
 __all__ = ["validate", "compare", "Comparison", "ValidationReport"]
 
 _TOLERANCE = [Interval(Real, 0, None, closed="neither")]
+#: the tolerances' default values, and their old spellings (kept for one release)
+_TOLERANCE_DEFAULTS = {"objective_tol": 1e-6, "residual_tol": 1e-6, "solution_tol": None}
+_RENAMED = {"tol_objective": "objective_tol", "tol_residual": "residual_tol", "tol_solution": "solution_tol"}
 
 
-@dataclass
-class Comparison:
-    """One method measured against the reference."""
-
-    method: str
-    status: str
-    objective: float
-    objective_gap: float
-    solution_distance: float
-    max_residual: float
-    relative_duality_gap: float | None
-    time: float
-    speedup: float
-    iterations: int
-    passed: bool
-    failures: list[str] = field(default_factory=list)
+def _tolerances(owner: str, given: dict, renamed: dict) -> dict:
+    """The checked tolerances ``{new name: value}`` of ``owner``, the old spellings in ``renamed``
+    resolved with a ``FutureWarning``; a bad value is named as the caller spelt it."""
+    unknown = sorted(set(renamed) - set(_RENAMED))
+    if unknown:
+        raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
+    spelt = {new: new for new in given}
+    for old, value in renamed.items():
+        new = _RENAMED[old]
+        given[new] = renamed_parameter(owner, old, value, new, given[new], new_default=_TOLERANCE_DEFAULTS[new],
+                                       stacklevel=5)
+        spelt[new] = old
+    return {new: validate_parameter(spelt[new], value, _TOLERANCE if _TOLERANCE_DEFAULTS[new] else
+                                    [*_TOLERANCE, None], owner) for new, value in given.items()}
 
 
 def compare(
     result: Result,
     reference: Result,
     *,
-    tol_objective: float = 1e-6,
-    tol_residual: float = 1e-6,
-    tol_solution: float | None = None,
+    objective_tol: float = 1e-6,
+    residual_tol: float = 1e-6,
+    solution_tol: float | None = None,
+    **renamed,
 ) -> Comparison:
-    """Measure ``result`` against ``reference``; ``tol_solution=None`` reports without judging."""
-    for name, value in (("tol_objective", tol_objective), ("tol_residual", tol_residual)):
-        validate_parameter(name, value, _TOLERANCE, "compare")
-    validate_parameter("tol_solution", tol_solution, [*_TOLERANCE, None], "compare")
+    """Measure ``result`` against ``reference``; ``solution_tol=None`` reports without judging.
+
+    A reference with no point (certified infeasible or unbounded) is not measured against: the
+    check is then that ``result`` reaches the same status.  The old spellings ``tol_objective``,
+    ``tol_residual``, ``tol_solution`` still work, with a ``FutureWarning``.
+    """
+    tols = _tolerances("compare", {"objective_tol": objective_tol, "residual_tol": residual_tol,
+                                   "solution_tol": solution_tol}, renamed)
     for name, value in (("result", result), ("reference", reference)):
         if not isinstance(value, Result):
             raise TypeError(f"{name} must be a cvxclust.Result, got {type(value).__name__}")
     if np.shape(result.X) != np.shape(reference.X):
         raise ValueError(f"result.X has shape {np.shape(result.X)} but reference.X has shape {np.shape(reference.X)}")
-    # agreement with the reference (not a duality gap): an absolute floor lets a zero optimum compare
-    obj_gap = abs(result.objective - reference.objective) / max(abs(reference.objective), 1e-12)
-    dist = float(np.linalg.norm(result.X - reference.X) / max(np.linalg.norm(reference.X), 1e-300))
     failures = []  # "not <=" so that a NaN fails
-    if not obj_gap <= tol_objective:
-        failures.append(f"objective gap {obj_gap:.2e} > {tol_objective:g}")
-    if not result.max_residual <= tol_residual:
-        failures.append(f"residual {result.max_residual:.2e} > {tol_residual:g}")
-    if tol_solution is not None and not dist <= tol_solution:
-        failures.append(f"solution distance {dist:.2e} > {tol_solution:g}")
-    if result.status not in ("optimal", "optimal_inaccurate"):
-        failures.append(f"status {result.status}")
+    if has_point(reference):
+        # agreement with the reference (not a duality gap): an absolute floor lets a zero optimum compare
+        obj_gap = abs(result.objective - reference.objective) / max(abs(reference.objective), 1e-12)
+        dist = float(np.linalg.norm(result.X - reference.X) / max(np.linalg.norm(reference.X), 1e-300))
+        if not obj_gap <= tols["objective_tol"]:
+            failures.append(f"objective gap {obj_gap:.2e} > {tols['objective_tol']:g}")
+        if not result.max_residual <= tols["residual_tol"]:
+            failures.append(f"residual {result.max_residual:.2e} > {tols['residual_tol']:g}")
+        if tols["solution_tol"] is not None and not dist <= tols["solution_tol"]:
+            failures.append(f"solution distance {dist:.2e} > {tols['solution_tol']:g}")
+        if result.status not in ("optimal", "optimal_inaccurate"):
+            failures.append(f"status {result.status}")
+    else:  # nothing to measure: the method must say what the reference says
+        obj_gap = dist = float("nan")
+        expected = reference.status.removesuffix("_inaccurate")
+        if result.status.removesuffix("_inaccurate") != expected:
+            failures.append(f"status {result.status}, the reference's is {reference.status}")
     return Comparison(
         method=result.method,
         status=result.status,
@@ -89,86 +101,8 @@ def compare(
         iterations=result.iterations,
         passed=not failures,
         failures=failures,
+        reference_inaccurate=is_inaccurate(reference),
     )
-
-
-@dataclass
-class ValidationReport:
-    """The reference result and one :class:`Comparison` per scalable method."""
-
-    name: str
-    reference: Result
-    comparisons: list[Comparison]
-    results: dict[str, Result]
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.comparisons)
-
-    def to_dict(self) -> dict:
-        ref = self.reference
-        return {
-            "name": self.name,
-            "passed": self.passed,
-            "reference": {
-                "method": ref.method,
-                "status": ref.status,
-                "objective": ref.objective,
-                "max_residual": ref.max_residual,
-                "relative_duality_gap": ref.relative_gap,
-                "time": ref.time,
-            },
-            "comparisons": [asdict(c) for c in self.comparisons],
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
-
-    def __repr__(self) -> str:
-        verdict = "passed" if self.passed else "FAILED"
-        methods = ", ".join(f"{c.method}: {'pass' if c.passed else 'FAIL'}" for c in self.comparisons)
-        return (f"ValidationReport(name={self.name!r}, {verdict}, reference={self.reference.method!r} "
-                f"objective={self.reference.objective:.10g}, {methods})")
-
-    def _repr_markdown_(self) -> str:
-        return self.to_markdown()
-
-    def _repr_html_(self) -> str:
-        ref = self.reference
-        head = ["method", "status", "objective gap", "solution distance", "max residual", "duality gap",
-                "iterations", "time (s)", "speed-up", "check"]
-        rows = []
-        for c in self.comparisons:
-            gap = "n/a" if c.relative_duality_gap is None else f"{c.relative_duality_gap:.1e}"
-            check = "pass" if c.passed else "FAIL: " + "; ".join(c.failures)
-            cells = [c.method, c.status, f"{c.objective_gap:.1e}", f"{c.solution_distance:.1e}",
-                     f"{c.max_residual:.1e}", gap, str(c.iterations), f"{c.time:.3f}", f"{c.speedup:.1f}x", check]
-            rows.append("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in cells) + "</tr>")
-        caption = html.escape(f"{self.name}: reference {ref.method}, objective {ref.objective:.10g}, "
-                              f"status {ref.status}, time {ref.time:.3f} s")
-        header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-        return f"<table><caption>{caption}</caption>{header}{''.join(rows)}</table>"
-
-    def to_markdown(self) -> str:
-        ref = self.reference
-        lines = [
-            f"### {self.name}",
-            "",
-            f"reference `{ref.method}`: objective {ref.objective:.10g}, status {ref.status}, "
-            f"max residual {ref.max_residual:.1e}, time {ref.time:.3f} s",
-            "",
-            "| method | status | objective gap | solution distance | max residual | duality gap | "
-            "iterations | time (s) | speed-up | check |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for c in self.comparisons:
-            gap = "n/a" if c.relative_duality_gap is None else f"{c.relative_duality_gap:.1e}"
-            check = "pass" if c.passed else "FAIL: " + "; ".join(c.failures)
-            lines.append(
-                f"| {c.method} | {c.status} | {c.objective_gap:.1e} | {c.solution_distance:.1e} | "
-                f"{c.max_residual:.1e} | {gap} | {c.iterations} | {c.time:.3f} | {c.speedup:.1f}x | {check} |"
-            )
-        return "\n".join(lines)
 
 
 def validate(
@@ -178,12 +112,13 @@ def validate(
     reference_solver: str | None = None,
     reference_options: dict | None = None,
     method_options: dict[str, dict] | None = None,
-    tol_objective: float = 1e-6,
-    tol_residual: float = 1e-6,
-    tol_solution: float | None = None,
+    objective_tol: float = 1e-6,
+    residual_tol: float = 1e-6,
+    solution_tol: float | None = None,
     name: str | None = None,
     errors: str = "raise",
     callback=None,
+    **renamed,
 ) -> ValidationReport:
     """Run the cvxpy reference and each scalable method on ``relaxation``; compare them.
 
@@ -191,7 +126,8 @@ def validate(
     ----------
     relaxation : Relaxation or cvxpy.Problem
         The instance; a plain cvxpy problem of the class of :func:`cvxclust.solve` is validated
-        as a :class:`cvxclust.generic.CvxpyRelaxation` (method ``"generic"``).
+        as a :class:`cvxclust.generic.CvxpyRelaxation` (method ``"generic"``), its report named
+        after its matrix variable unless ``name`` is given.
     methods : list of str, optional
         Scalable methods to check; by default every one that applies
         (:meth:`~cvxclust.Relaxation.scalable_methods`: the registered solvers, and
@@ -201,11 +137,15 @@ def validate(
         (:func:`cvxclust._relaxation.reference_solver_for`).
     reference_options, method_options : dict, optional
         Keyword options for the reference and, per method name, for each method.
-    tol_objective, tol_residual, tol_solution : float
-        Pass/fail thresholds on relative objective gap, worst residual and (if given) relative
-        distance between solutions.
+    objective_tol, residual_tol, solution_tol : float
+        Pass/fail thresholds on the relative objective gap to the reference, the worst residual
+        and (if given) the relative distance between solutions.  Their old spellings
+        ``tol_objective``, ``tol_residual``, ``tol_solution`` still work, with a
+        ``FutureWarning``.  Where the reference is certified infeasible or unbounded there is no
+        point to measure against: a method passes when it reaches the reference's status.
     name : str, optional
-        The report's name (by default the relaxation's).
+        The report's name (by default the relaxation's; for a cvxpy problem, the name of its
+        variable).
     errors : {"raise", "record"}, default "raise"
         What an exception raised by a scalable method does: propagate, or fail that method's
         comparison (its status ``"error: <type>: <message>"``, a NaN objective, an infinite
@@ -214,6 +154,15 @@ def validate(
     callback : callable, optional
         ``callback(method, result)`` after each solve, the reference's first (``method`` is
         ``"reference"``): a progress log for long validations.
+    **renamed
+        ``tol_objective``, ``tol_residual``, ``tol_solution``: the old spellings of the
+        tolerances (a ``FutureWarning``); any other keyword is a ``TypeError``.
+
+    Returns
+    -------
+    ValidationReport
+        The reference, one :class:`Comparison` per method, their results and the tolerances:
+        ``to_markdown()`` (the table with a legend of its columns), ``to_json()``, ``plot()``.
 
     Raises
     ------
@@ -221,22 +170,22 @@ def validate(
         Naming the bad argument, before anything is solved (``reference_options`` are checked
         by the reference, options of a method by that method).
     """
+    validate_parameter("name", name, [str, None], "validate")
     if isinstance(relaxation, cp.Problem):
         from .generic import CvxpyRelaxation
 
         relaxation = CvxpyRelaxation(relaxation)
+        relaxation.name = relaxation.primary_name  # the variable's name: "cvxpy problem" says nothing
     if not isinstance(relaxation, Relaxation):
         raise TypeError(f"relaxation must be a cvxclust.Relaxation or a cvxpy.Problem, got {type(relaxation).__name__}")
-    for key, value in (("tol_objective", tol_objective), ("tol_residual", tol_residual)):
-        validate_parameter(key, value, _TOLERANCE, "validate")
-    validate_parameter("tol_solution", tol_solution, [*_TOLERANCE, None], "validate")
+    tols = _tolerances("validate", {"objective_tol": objective_tol, "residual_tol": residual_tol,
+                                    "solution_tol": solution_tol}, renamed)
     for key, value in (("reference_options", reference_options), ("method_options", method_options)):
         validate_parameter(key, value, ["dict", None], "validate")
     for key, value in (method_options or {}).items():
         validate_parameter(f"method_options[{key!r}]", value, ["dict"], "validate")
     reference_solver = validate_parameter("reference_solver", reference_solver.upper() if isinstance(
         reference_solver, str) else reference_solver, [Options(*REFERENCE_SOLVERS), None], "validate")
-    validate_parameter("name", name, [str, None], "validate")
     validate_parameter("errors", errors, [Options("raise", "record")], "validate")
     validate_parameter("callback", callback, [callable, None], "validate")
     if isinstance(methods, str):
@@ -284,10 +233,8 @@ def validate(
         if callback is not None:
             callback(m, res)
         results[m] = res
-        comparisons.append(
-            compare(res, reference, tol_objective=tol_objective, tol_residual=tol_residual, tol_solution=tol_solution)
-        )
-    return ValidationReport(name or relaxation.name, reference, comparisons, results)
+        comparisons.append(compare(res, reference, **tols))
+    return ValidationReport(name or relaxation.name, reference, comparisons, results, **tols)
 
 
 def _failed_result(method: str, exc: Exception, shape: tuple, elapsed: float) -> Result:

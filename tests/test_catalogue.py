@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,9 @@ def test_catalogue_is_shipped():
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
 def test_shipped_problem_loads(path):
-    inst = load_instance(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # the files use today's keys
+        inst = load_instance(path)
     assert isinstance(inst, Instance)
     assert isinstance(inst.relaxation, Relaxation)
     assert inst.path == path and inst.name and inst.description
@@ -51,7 +54,7 @@ def test_shipped_problem_loads(path):
     assert inst.methods and set(inst.methods) <= set(registered)
     kw = inst.validate_kwargs
     assert kw["reference_solver"] in ("CLARABEL", "SCS")
-    assert 0 < kw["tol_objective"] <= 1e-4 and 0 < kw["tol_residual"] <= 1e-4
+    assert 0 < kw["objective_tol"] <= 1e-4 and 0 < kw["residual_tol"] <= 1e-4
     if hasattr(inst.relaxation, "K"):
         K = inst.relaxation.K
         assert K.shape[0] <= 100 and np.allclose(K, K.T)
@@ -70,13 +73,27 @@ def test_shipped_catalogue_covers_fsc_and_ssc_on_three_datasets_the_cluhsic_sdp_
 
     instances = list(map(load_instance, SHIPPED))
     seen = [(type(inst.relaxation), inst.relaxation.n) for inst in instances if hasattr(inst.relaxation, "n")]
-    for cls in (FrobeniusDS, FrobeniusPSD):
-        assert sorted(n for c, n in seen if c is cls) == [60, 60, 80]
+    assert sorted(n for c, n in seen if c is FrobeniusDS) == [60, 60, 80]
+    assert sorted(n for c, n in seen if c is FrobeniusPSD) == [60, 60, 60]
     sdp = [inst.relaxation for inst in instances if isinstance(inst.relaxation, CLUHSICSDP)]
     assert sorted((r.m, r.c) for r in sdp) == [(12, 3), (15, 3)]
     cjc = {inst.relaxation.divergence.name: inst for inst in instances if isinstance(inst.relaxation, ConditionalJC)}
     assert sorted(cjc) == ["euclidean", "kl"]
     assert cjc["euclidean"].methods == ["admm", "davis-yin"] and cjc["kl"].methods == ["admm"]
+
+
+PSD_INSTANCES = [p for p in SHIPPED if "relaxation = \"ssc.FrobeniusPSD\"" in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("path", PSD_INSTANCES, ids=[p.stem for p in PSD_INSTANCES])
+def test_shipped_sdp_instances_need_the_cone(path):
+    """Where the nearest doubly stochastic matrix is already p.s.d. the cone is inactive: the
+    SDP is the QP, solved in one iteration, and validating it tests nothing of the cone."""
+    K = load_instance(path).relaxation.K
+    qp = FrobeniusDS(K).solve("dual-newton")
+    assert np.linalg.eigvalsh(qp.X)[0] < -1e-2  # the cone-free solution is not p.s.d. (so the cone moves it)
+    sdp = FrobeniusPSD(K).solve("dual-newton")
+    assert sdp.status == "optimal" and sdp.iterations > 10
 
 
 # -- what a file sets ----------------------------------------------------------------------
@@ -89,9 +106,9 @@ def test_defaults(tmp_path):
         "reference_solver": None,  # chosen by size
         "reference_options": {},
         "method_options": {},
-        "tol_objective": 1e-6,
-        "tol_residual": 1e-6,
-        "tol_solution": None,
+        "objective_tol": 1e-6,
+        "residual_tol": 1e-6,
+        "solution_tol": None,
     }
 
 
@@ -100,9 +117,9 @@ def test_every_setting_is_read(tmp_path):
 [validate]
 methods = ["admm"]
 reference_solver = "scs"
-tol_objective = 1e-4
-tol_residual = 1e-5
-tol_solution = 1e-2
+objective_tol = 1e-4
+residual_tol = 1e-5
+solution_tol = 1e-2
 
 [options.admm]
 tol = 1e-9
@@ -116,9 +133,9 @@ eps = 1e-8
         "reference_solver": "SCS",
         "reference_options": {"eps": 1e-8},
         "method_options": {"admm": {"tol": 1e-9}},
-        "tol_objective": 1e-4,
-        "tol_residual": 1e-5,
-        "tol_solution": 1e-2,
+        "objective_tol": 1e-4,
+        "residual_tol": 1e-5,
+        "solution_tol": 1e-2,
     }
     from sklearn.preprocessing import StandardScaler
 
@@ -127,6 +144,19 @@ eps = 1e-8
 
     X, _ = load_dataset("iris", 12)
     np.testing.assert_allclose(inst.relaxation.K, rbf(StandardScaler().fit_transform(X), delta=2.5))
+
+
+@pytest.mark.parametrize("old, new", [("tol_objective", "objective_tol"), ("tol_residual", "residual_tol"),
+                                      ("tol_solution", "solution_tol")])
+def test_old_tolerance_keys_still_read_with_a_future_warning(tmp_path, old, new):
+    path = write(tmp_path, GOOD + f"\n[validate]\n{old} = 1e-3\n")
+    with pytest.warns(FutureWarning, match=rf"validate\.{old}' is renamed 'validate\.{new}'") as record:
+        inst = load_instance(path)
+    assert str(path) in str(record[0].message)
+    assert inst.validate_kwargs[new] == 1e-3 and old not in inst.validate_kwargs
+    both = write(tmp_path, GOOD + f"\n[validate]\n{old} = 1e-3\n{new} = 1e-3\n", "both.toml")
+    with pytest.raises(ValueError, match=rf"key 'validate\.{old}'.*keep validate\.{new} alone"):
+        load_instance(both)
 
 
 def test_run_validates(tmp_path):
@@ -177,8 +207,10 @@ def test_bad_file_names_the_key(tmp_path, old, new, key):
         ('[validate]\nmethods = ["nope"]', "validate.methods"),
         ('[validate]\nmethods = "admm"', "validate.methods"),
         ('[validate]\nreference_solver = "MOSEK"', "validate.reference_solver"),
-        ("[validate]\ntol_objective = -1.0", "validate.tol_objective"),
-        ("[validate]\ntol_residual = true", "validate.tol_residual"),
+        ("[validate]\nobjective_tol = -1.0", "validate.objective_tol"),
+        ("[validate]\nresidual_tol = true", "validate.residual_tol"),
+        ("[validate]\ntol_objective = -1.0", "validate.tol_objective"),  # named as the file spells it
+        ("[validate]\nresidual_tol = 1e-6\ntol_residual = 1e-6", "validate.tol_residual"),
         ("[validate]\ntolerance = 1e-6", "validate.tolerance"),
         ("[options.nope]\ntol = 1e-8", "options.nope"),
         ("[options]\nadmm = 3", "options.admm"),

@@ -14,6 +14,17 @@ BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, re.S)
 
 def test_the_test_command_is_stated():
     assert '```\npip install ".[test]" && python -m pytest\n```' in TEXT
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert '\npip install ".[test]" && python -m pytest\n' in ci  # verbatim, as CI runs it
+
+
+def test_the_install_command_runs_the_main_job():
+    """The first command a reader meets installs the package and validates the shipped catalogue
+    (that it passes is checked by running it, too slow for the suite; each file loads in
+    tests/test_catalogue.py)."""
+    first = re.search(r"```\n(.*?)\n```", TEXT, re.S).group(1)
+    assert first == "pip install . && cvxclust validate problems/"
+    assert (README.parent / "problems").is_dir()
 
 
 def test_the_front_page_is_short():

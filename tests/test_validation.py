@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import cvxpy as cp
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -83,14 +84,14 @@ def test_compare_tolerances_and_solution_distance():
     ref = make(np.eye(2), 10.0)
     res = make(np.eye(2) + 0.01, 10.0 + 1e-4)  # relative gap 1e-5
     assert not compare(res, ref).passed  # 1e-6 default on the objective
-    assert compare(res, ref, tol_objective=2e-5).passed
-    c = compare(res, ref, tol_objective=2e-5, tol_solution=1e-3)
+    assert compare(res, ref, objective_tol=2e-5).passed
+    c = compare(res, ref, objective_tol=2e-5, solution_tol=1e-3)
     assert not c.passed and c.failures[0].startswith("solution distance")
     assert c.solution_distance == pytest.approx(np.linalg.norm(np.full((2, 2), 0.01)) / np.sqrt(2))
-    assert compare(res, ref, tol_objective=2e-5, tol_solution=1e-1).passed
+    assert compare(res, ref, objective_tol=2e-5, solution_tol=1e-1).passed
     # residual tolerance
     bad = make(np.eye(2), 10.0, residuals={"a": 1e-5})
-    assert not compare(bad, ref).passed and compare(bad, ref, tol_residual=1e-4).passed
+    assert not compare(bad, ref).passed and compare(bad, ref, residual_tol=1e-4).passed
     # optimal_inaccurate is an acceptable status (cvxpy's)
     assert compare(make(np.eye(2), 10.0, status="optimal_inaccurate"), ref).passed
 
@@ -126,7 +127,7 @@ def test_validate_subset_options_and_scs(K):
         reference_solver="SCS",
         reference_options={"eps": 1e-9},
         method_options={"admm": {"tol": 1e-9}},
-        tol_solution=1e-3,
+        solution_tol=1e-3,
         name="iris24",
     )
     assert report.name == "iris24"
@@ -146,7 +147,7 @@ def test_validate_can_fail(K):
     assert not by_method["ld-ssc2"].passed
     assert "status max_iter" in by_method["ld-ssc2"].failures
     # a tolerance tighter than any solver achieves fails everyone
-    strict = cvxclust.validate(FrobeniusDS(K), methods=["admm"], tol_objective=1e-16, tol_residual=1e-20)
+    strict = cvxclust.validate(FrobeniusDS(K), methods=["admm"], objective_tol=1e-16, residual_tol=1e-20)
     assert not strict.passed
 
 
@@ -195,10 +196,12 @@ def test_report_serialisations(K):
     report = cvxclust.validate(FrobeniusDS(K), name="ds")
     d = report.to_dict()
     assert d["name"] == "ds" and d["passed"] is True
-    assert set(d["reference"]) == {"method", "status", "objective", "max_residual", "relative_duality_gap", "time"}
+    assert set(d["reference"]) == {"method", "status", "inaccurate", "objective", "max_residual",
+                                   "relative_duality_gap", "time"}
+    assert d["tolerances"] == {"objective_tol": 1e-6, "residual_tol": 1e-6, "solution_tol": None}
     assert len(d["comparisons"]) == len(report.comparisons)
     fields = {"method", "status", "objective", "objective_gap", "solution_distance", "max_residual",
-              "relative_duality_gap", "time", "speedup", "iterations", "passed", "failures"}
+              "relative_duality_gap", "time", "speedup", "iterations", "passed", "failures", "reference_inaccurate"}
     assert all(set(c) == fields for c in d["comparisons"])
     # JSON round trip: same content, plain JSON types
     back = json.loads(report.to_json())
@@ -213,6 +216,108 @@ def test_report_serialisations(K):
     assert len(rows) == 1 + len(report.comparisons)
     for c in report.comparisons:
         assert any(row.startswith(f"| {c.method} | optimal |") and row.endswith("| pass |") for row in rows)
+
+
+def test_old_tolerance_keywords_warn_and_still_work(K):
+    ref = make(np.eye(2), 10.0)
+    res = make(np.eye(2) + 0.01, 10.0 + 1e-4, residuals={"r": 1e-5})  # objective gap 1e-5
+    for old, new, value in (("tol_objective", "objective_tol", 2e-5), ("tol_residual", "residual_tol", 1e-4)):
+        with pytest.warns(FutureWarning, match=f"{old}= is renamed {new}="):
+            c = compare(res, ref, **{old: value})
+        assert c.failures == compare(res, ref, **{new: value}).failures and len(c.failures) == 1
+    with pytest.warns(FutureWarning, match="tol_solution= is renamed solution_tol="):
+        assert not compare(res, ref, objective_tol=1, residual_tol=1, tol_solution=1e-3).passed
+    with pytest.raises(TypeError, match="pass objective_tol= alone"):
+        compare(res, ref, objective_tol=1e-3, tol_objective=1e-3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tol_everything'"):
+        compare(res, ref, tol_everything=1e-3)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="'tol_objective' parameter of validate"):
+        cvxclust.validate(FrobeniusDS(K), tol_objective=-1.0)  # named as the caller spelt it
+    with pytest.warns(FutureWarning, match="validate: tol_residual= is renamed residual_tol="):
+        report = cvxclust.validate(FrobeniusDS(K), methods=["admm"], tol_residual=1e-30)
+    assert report.residual_tol == 1e-30 and not report.passed
+
+
+def _plain_problem(feasible: bool, name: str = "Q"):
+    C = np.array([[2.0, -1.0, 0.5], [-1.0, 1.0, 0.0], [0.5, 0.0, 3.0]])
+    Q = cp.Variable((3, 3), symmetric=True, name=name)
+    constraints = [Q >> 0, cp.diag(Q) == 1] + ([] if feasible else [Q[0, 1] == 2])  # |Q01| <= 1 under Q >> 0
+    return cp.Problem(cp.Minimize(cp.trace(C @ Q)), constraints)
+
+
+def test_plain_problem_report_is_named_after_its_variable():
+    assert cvxclust.validate(_plain_problem(True, name="Gram")).name == "Gram"
+    assert cvxclust.validate(_plain_problem(True), name="mine").name == "mine"
+
+
+def test_infeasible_plain_problem_reports_both_statuses():
+    """The reference used to raise ``RuntimeError: cvxpy/CLARABEL returned no solution``."""
+    with pytest.warns(ConvergenceWarning):
+        report = cvxclust.validate(_plain_problem(False), methods=["generic"])
+    ref = report.reference
+    assert ref.status == "infeasible" and np.isnan(ref.X).all() and ref.objective == np.inf
+    [c] = report.comparisons
+    assert c.status == "infeasible" and report.results["generic"].extras["infeasibility"] is not None
+    assert c.passed and np.isnan(c.objective_gap) and np.isnan(c.solution_distance)
+    md = report.to_markdown()
+    assert "status infeasible, no point" in md and "| generic | infeasible | n/a | n/a |" in md
+    assert "pass when the method's status is the reference's (infeasible)" in md
+    assert "NaN" not in report.to_json() and "Infinity" not in report.to_json()
+    # a method that finds a point where the reference certifies none fails, and the reverse
+    point = make(np.eye(3), 1.0)
+    assert compare(point, ref).failures == ["status optimal, the reference's is infeasible"]
+    assert "status infeasible" in compare(make(np.eye(3), np.inf, status="infeasible"), point).failures
+
+
+def test_inaccurate_reference_is_flagged():
+    ref = make(np.eye(2), 10.0, status="optimal_inaccurate", method="reference-clarabel")
+    res = make(np.eye(2), 10.0, method="admm")
+    c = compare(res, ref)
+    assert c.passed and c.reference_inaccurate and c.check() == "pass (inaccurate reference)"
+    assert not compare(res, make(np.eye(2), 10.0)).reference_inaccurate
+    report = ValidationReport("flagged", ref, [c], {"admm": res})
+    assert report.reference_inaccurate and report.to_dict()["reference"]["inaccurate"] is True
+    md = report.to_markdown()
+    assert "status optimal_inaccurate, max residual 0.0e+00, time 1.000 s; **inaccurate reference**" in md
+    assert "| admm | optimal |" in md and md.count("| pass (inaccurate reference) |") == 1
+    assert "(inaccurate reference)" in report._repr_html_()
+
+
+def test_markdown_legend_says_what_each_column_means(K):
+    report = cvxclust.validate(FrobeniusDS(K), methods=["admm"], objective_tol=1e-5, solution_tol=1e-2)
+    legend = report.to_markdown().split("| pass |\n\n")[1]
+    for column in ("*objective gap*", "*solution distance*", "*max residual*", "*certified gap*", "*speed-up*"):
+        assert column in legend
+    assert "without the reference" in legend  # the certified gap is the method's own
+    assert "objective gap <= 1e-05, max residual <= 1e-06, solution distance <= 0.01" in legend
+
+
+def test_report_plot(K, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    report = cvxclust.validate(FrobeniusPSD(K), methods=["admm", "dual-newton"], objective_tol=1e-5)
+    fig = report.plot(path=tmp_path / "report.png")
+    assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    gap, res = fig.axes[:2]
+    assert gap.get_xlabel() == res.get_xlabel() == "time (s)" and gap.get_yscale() == "log"
+    horizontal = {ax: [line.get_ydata()[0] for line in ax.lines if list(line.get_ydata()) == [line.get_ydata()[0]] * 2
+                       and list(line.get_xdata()) == [0, 1]] for ax in (gap, res)}
+    assert horizontal[gap] == [1e-5] and horizontal[res] == [1e-6]  # the tolerances
+    vertical = [line for line in gap.lines if list(line.get_xdata()) == [report.reference.time] * 2]
+    assert vertical and "objective" in vertical[0].get_label()  # the reference's time and objective
+    # each method's history: its last certified gap drawn at its time
+    admm = report.results["admm"]
+    drawn = [line for line in gap.lines if line.get_label() == "admm"]
+    assert drawn and drawn[0].get_xdata()[-1] == pytest.approx(admm.time)
+    assert drawn[0].get_ydata()[-1] == pytest.approx(max(admm.relative_gap, 1e-16))
+    fig2, axes = plt.subplots(1, 2)
+    assert report.plot(ax=axes) is fig2
+    plt.close(fig2)
+    with pytest.raises(TypeError, match="ax must be a pair of matplotlib Axes"):
+        report.plot(ax=axes[0])
 
 
 # -- input checks ----------------------------------------------------------------------------
