@@ -92,7 +92,7 @@ def test_shipped_sdp_instances_need_the_cone(path):
     K = load_instance(path).relaxation.K
     qp = FrobeniusDS(K).solve("dual-newton")
     assert np.linalg.eigvalsh(qp.X)[0] < -1e-2  # the cone-free solution is not p.s.d. (so the cone moves it)
-    sdp = FrobeniusPSD(K).solve("dual-newton")
+    sdp = FrobeniusPSD(K).solve("dual-newton", tol=1e-7, residual_tol=1e-7)
     assert sdp.status == "optimal" and sdp.iterations > 10
 
 
