@@ -255,7 +255,7 @@ AFFINITIES = st.sampled_from(["rbf", "polynomial", "linear", "nearest_neighbors"
 
 
 @pytest.mark.parametrize("estimator, options", [
-    (CLUHSIC, st.fixed_dictionaries({"method": st.sampled_from(["greedy", "spectral", "nmf"])})),
+    (CLUHSIC, st.sampled_from([{"method": "greedy"}, {"relaxation": "spectral"}, {"method": "nmf"}])),
     (CLUHSICAL, st.fixed_dictionaries({"normalization": st.sampled_from(["l1", "l2", None]), "n_init": st.just(1)})),
 ], ids=["CLUHSIC", "CLUHSICAL"])
 @settings(max_examples=60, deadline=None)
