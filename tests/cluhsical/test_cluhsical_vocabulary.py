@@ -3,26 +3,18 @@ from the structure, and the old spellings that still work with a ``FutureWarning
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
+
+from test_cluhsical_estimator import blobs_on_a_line, fit_quietly as fit
 
 from cvxclust import CLUHSICAL
 from cvxclust.structures import chain, tree
 
 
-def blobs(c=3, per_cluster=5, seed=0):
-    rng = np.random.default_rng(seed)
-    return np.concatenate([rng.normal(10.0 * k, 0.5, size=(per_cluster, 2)) for k in range(c)])
-
-
-def fit(est, X):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return est.fit(X)
+def blobs(c=3, per_cluster=5):
+    return blobs_on_a_line(per_cluster=per_cluster, c=c)[0]
 
 
 @pytest.mark.parametrize(("structure", "c"), [(chain(3), 3), (tree([2, 2]), 4), (None, 8)])
