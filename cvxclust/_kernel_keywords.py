@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 
 from ._deprecation import DEPRECATED, warn_deprecated
-from .structures import check_output_kernel, n_clusters as structure_size
+from .structures import as_structure, check_output_kernel, n_clusters as structure_size
 
 __all__ = ["DEFAULT_N_CLUSTERS", "DEPRECATED_DEFAULT", "check_solver_options", "cluster_count", "old_value",
            "relaxation_and_method"]
@@ -72,7 +72,8 @@ def cluster_count(n_clusters, structure=None, output_kernel=None) -> int:
     if structure is not None and output_kernel is not None:
         raise ValueError("give either structure or output_kernel, not both")
     if structure is not None:
-        size, source = structure_size(structure), "structure"
+        # a copy: networkx caches views in the graph on first use, and fit leaves its parameters as given
+        size, source = structure_size(as_structure(structure)), "structure"
     elif output_kernel is not None:
         size, source = check_output_kernel(output_kernel, name="output_kernel").shape[0], "output_kernel"
     else:

@@ -136,7 +136,7 @@ class CLUHSICAL(KernelClusterMixin):
     n_init : int, default=10
         Random restarts of the greedy (the paper uses 10); the best objective is kept.
     solver_options : dict, default=None
-        Options of the method: for ``"greedy"`` those of :func:`cvxclust.cluhsical.greedy`
+        Options of the method: for ``relaxation=None`` those of :func:`cvxclust.cluhsical.greedy`
         (``tol``, ``max_iter``, ``time_limit``); for the relaxations those of
         :func:`cvxclust.hsic.lowrank` (``rank``, ``bias``, ``residual_tol``, ...) or of the
         SDP's solver (``tol``, ``residual_tol``, ``max_iter``, ...).  A key the estimator sets

@@ -106,3 +106,14 @@ def test_fit_leaves_its_parameters_as_given():
     with pytest.warns(FutureWarning):
         fit(est, blobs())
     assert est.method == "sdp" and est.relaxation is None and est.normalized is True and est.n_clusters is None
+
+
+def test_counting_the_clusters_leaves_the_structure_untouched():
+    """networkx caches views in a graph on first use: n_clusters=None counts the clusters of a
+    copy, so fit does not change the user's parameter."""
+    import joblib
+
+    G = tree([2, 2])
+    before = joblib.hash(G)
+    CLUHSIC(structure=G, refine=False, random_state=0).fit(blobs(c=4, per_cluster=3))
+    assert joblib.hash(G) == before

@@ -86,7 +86,8 @@ def test_alignment_repairs_a_scrambled_chain():
     before = objective(K, A, partition_matrix(scrambled, 6, normalization="l2"))
     aligned = align_clusters(K, A, scrambled, random_state=0)
     assert before < _truth(K, A, y) - 1.0
-    assert objective(K, A, partition_matrix(aligned, 6, normalization="l2")) == pytest.approx(_truth(K, A, y), rel=1e-12)
+    assert objective(K, A, partition_matrix(aligned, 6, normalization="l2")) == pytest.approx(_truth(K, A, y),
+                                                                                              rel=1e-12)
     # the greedy alone stays stuck
     stuck = greedy(K, A, init=scrambled, random_state=0).objective
     assert stuck < _truth(K, A, y) - 1.0

@@ -332,7 +332,6 @@ C3 = {"n_clusters": 3, "structure": chain(3)}
         ({**C3, "kernel": "rbf"}, None, "unexpected keyword argument 'kernel'"),
         ({**C3, "solver_options": 1}, None, "'solver_options' parameter"),
         ({**C3, "solver_options": {"tol": -1.0}}, None, "'tol' parameter of greedy"),
-        ({**C3, "solver_options": {"n_init": 2}}, None, "unexpected keyword argument 'n_init'"),
         ({**C3, "relaxation": "lowrank", "solver_options": {"nope": 1}}, None, "nope"),
         ({**C3, "random_state": -1}, None, "'random_state' parameter"),
         ({**C3, "random_state": np.random.default_rng(0)}, None, "'random_state' parameter"),
