@@ -95,8 +95,8 @@ def lowrank_case(m: int, time_limit: float, options: dict) -> dict:
         "time": total, "solve_time": result.time, "objective": result.objective,
         "max_residual": result.max_residual, "iterations": result.iterations,
         "inner_iterations": result.extras["inner_iterations"], "status": result.status, "nmi": nmi(y, labels),
-        "rounded_objective": objective(K, A, partition_matrix(labels, 10, normalized=True)),
-        "start_objective": objective(K, A, partition_matrix(start_labels, 10, normalized=True)),
+        "rounded_objective": objective(K, A, partition_matrix(labels, 10, normalization="l2")),
+        "start_objective": objective(K, A, partition_matrix(start_labels, 10, normalization="l2")),
         "start_nmi": nmi(y, start_labels),
     }
 

@@ -77,7 +77,8 @@ def fit(method: str, X, structure, seed: int) -> np.ndarray:
         return CLUHSIC(c, certify=False, **common).fit(X).labels_
     name = method.split("+")[0]
     options = {"time_limit": 120.0} if name == "lowrank" else {}
-    return CLUHSIC(c, method=name, refine=method.endswith("+refine"), certify=False, solver_options=options,
+    problem = {"greedy": {}, "nmf": {"method": "nmf"}}.get(name, {"relaxation": name})  # lowrank, spectral
+    return CLUHSIC(c, refine=method.endswith("+refine"), certify=False, solver_options=options, **problem,
                    **common).fit(X).labels_
 
 
@@ -91,7 +92,7 @@ def score_cell(name: str, m: int, noise: float, seed: int, methods, relaxation_m
     K, A = center(rbf(X)), output_kernel(structure)
     c = A.shape[0]
     perms, loss = admissible_permutations(structure), loss_matrix(structure)
-    truth = objective(K, A, partition_matrix(y, c, normalized=True))
+    truth = objective(K, A, partition_matrix(y, c, normalization="l2"))
     rows = []
     for method in methods:
         if method in RELAXATIONS and m > relaxation_max_m:
@@ -101,7 +102,7 @@ def score_cell(name: str, m: int, noise: float, seed: int, methods, relaxation_m
             warnings.simplefilter("ignore")  # iteration limits of the methods alone: their partitions count
             labels = fit(method, X, structure, seed)
         seconds = time.perf_counter() - start
-        value = objective(K, A, partition_matrix(labels, c, normalized=True))
+        value = objective(K, A, partition_matrix(labels, c, normalization="l2"))
         rows.append({"data": name, "m": m, "c": c, "noise": noise if name in SYNTHETIC else None, "method": method,
                      "objective": value, "truth_objective": truth,
                      "objective_vs_truth": (value - truth) / abs(truth),

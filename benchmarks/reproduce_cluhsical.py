@@ -135,7 +135,7 @@ def restarts(run, rep: int, init=None) -> tuple[np.ndarray, list[np.ndarray], bo
 
 
 def cluhsic_run(K, A):
-    return lambda init, seed: cluhsic_greedy(K, A, normalized=True, init=init, random_state=seed)
+    return lambda init, seed: cluhsic_greedy(K, A, normalization="l2", init=init, random_state=seed)
 
 
 def cluhsical_run(K, A, loss, normalization):

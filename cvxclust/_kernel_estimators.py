@@ -111,19 +111,20 @@ def check_objective(value: float) -> float:
     return value
 
 
-def check_psd_kernel(K: np.ndarray, affinity: str, method: str, options: dict) -> None:
+def check_psd_kernel(K: np.ndarray, affinity: str, relaxation, options: dict) -> None:
     """Raise naming ``X`` or ``affinity`` unless the centred kernel ``K`` is positive
-    semidefinite, where ``method`` needs it: the spectral relaxation and CCCP, and the low-rank
-    solver from its default start (the spectral relaxation).  The rbf, polynomial and linear
-    kernels are positive semidefinite by construction."""
-    spectral_start = method == "lowrank" and options.get("init", "spectral") == "spectral" and options.get("Y0") is None
-    if affinity not in ("precomputed", "nearest_neighbors") or not (method in ("spectral", "cccp") or spectral_start):
+    semidefinite, where ``relaxation`` needs it: the spectral relaxation (by either method), and
+    the low-rank relaxation from its default start (the spectral relaxation).  The rbf,
+    polynomial and linear kernels are positive semidefinite by construction."""
+    spectral_start = relaxation == "lowrank" and options.get("init", "spectral") == "spectral" and (
+        options.get("Y0") is None)
+    if affinity not in ("precomputed", "nearest_neighbors") or not (relaxation == "spectral" or spectral_start):
         return
     w = sla.eigvalsh(K)
     if w[0] < -_PSD_RTOL * max(np.abs(w).max(), 1e-300):
         source = "the precomputed kernel X" if affinity == "precomputed" else f"affinity={affinity!r}"
-        raise ValueError(f"method={method!r} needs a positive semidefinite kernel; {source} gives a centred "
-                         f"kernel with smallest eigenvalue {w[0]:.3g}")
+        raise ValueError(f"relaxation={relaxation!r} needs a positive semidefinite kernel; {source} gives a "
+                         f"centred kernel with smallest eigenvalue {w[0]:.3g}")
 
 
 def resolve_structure(n_clusters: int, structure):
@@ -174,11 +175,12 @@ class KernelClusterMixin(ClusterMixin, BaseEstimator):
 
     def _validated_data(self, X) -> np.ndarray:
         """Check the parameters (``_parameter_constraints``) and X (``validate_data``, at least
-        two samples, at least ``n_clusters`` of them); return X."""
+        two samples, at least as many as the estimator's ``_cluster_count()``); return X."""
         validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
         X = validate_X(self, X, ensure_min_samples=2)
-        if self.n_clusters > X.shape[0]:
-            raise ValueError(f"n_clusters={self.n_clusters} must be at most the number of samples, {X.shape[0]}")
+        n_clusters = self._cluster_count()
+        if n_clusters > X.shape[0]:
+            raise ValueError(f"n_clusters={n_clusters} must be at most the number of samples, {X.shape[0]}")
         return X
 
     def __sklearn_tags__(self):

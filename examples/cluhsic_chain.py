@@ -78,9 +78,9 @@ def main(argv=None) -> None:
     perms, loss = admissible_permutations(structure), loss_matrix(structure)
     methods = {
         "greedy": dict(structure=structure, method="greedy"),
-        "spectral (A = chain)": dict(structure=structure, method="spectral"),
-        "spectral (A = I)": dict(method="spectral"),
-        "SDP, low rank r = 10": dict(structure=structure, method="lowrank"),
+        "spectral (A = chain)": dict(structure=structure, relaxation="spectral"),
+        "spectral (A = I)": dict(relaxation="spectral"),
+        "SDP, low rank r = 10": dict(structure=structure, relaxation="lowrank"),
     }
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.6), sharex=True, sharey=True, layout="constrained")
     print(f"{'':24s} {'method alone (refine=False)':>28s}   {'refined (refine=True)':>22s}")

@@ -130,7 +130,7 @@ def main(argv=None) -> None:
     perms = np.asarray(admissible_permutations(structure))  # enumerated once: 4! 3!^4 = 31104
 
     def cluhsic(seed):  # labels and objective of one start
-        result = cluhsic_greedy(K, A, normalized=True, random_state=seed)
+        result = cluhsic_greedy(K, A, normalization="l2", random_state=seed)
         return result.extras["labels"], result.objective
 
     def cluhsical(seed):

@@ -8,6 +8,7 @@ import networkx as nx
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._deprecation import DEPRECATED, renamed_parameter
 from .._kernel_estimators import (
     KERNEL_PARAMETERS,
     RANDOM_STATE,
@@ -19,6 +20,11 @@ from .._kernel_estimators import (
     known_labels,
     resolve_structure,
     top_factor,
+)
+from .._kernel_keywords import (
+    check_solver_options,
+    cluster_count,
+    relaxation_and_method,
 )
 from .._local_search import best_refinement
 from ..hsic import CLUHSICSDP, lowrank, round_best
@@ -32,7 +38,16 @@ from ._refine import refine
 
 __all__ = ["CLUHSICAL"]
 
-METHODS = ("greedy", "lowrank", "sdp")
+#: the relaxations of ``relaxation`` (None: the partition problem itself)
+RELAXATIONS = (None, "sdp", "lowrank")
+#: the methods of each relaxation ("auto": the first one listed after it; for "sdp",
+#: :meth:`cvxclust.hsic.CLUHSICSDP.solve`'s own choice)
+METHODS = {None: ("auto", "greedy"), "sdp": ("auto", *CLUHSICSDP.methods()), "lowrank": ("auto", "lowrank")}
+#: the old ``method=`` spellings of a relaxation: their ``(relaxation, method)``
+OLD_METHODS = {"sdp": ("sdp", "auto"), "lowrank": ("lowrank", "auto")}
+# what solver_options may not set: the estimator's parameters and what fit passes itself
+_RESERVED = ("n_clusters", "loss", "normalization", "C", "joint_kernel_scale", "gamma", "relaxation", "method",
+             "n_init", "init", "known", "random_state", "rng", "K", "A")
 # eigenpairs of the SDP solution handed to the rounding (the rank of the low-rank solver's factor)
 _SDP_RANK = 10
 # the options of the greedy that solver_options may set
@@ -56,30 +71,35 @@ class CLUHSICAL(KernelClusterMixin):
     which is CLUHSIC (2) with output kernel :math:`LAL^\top` (with the zero-one loss, the same
     partition as CLUHSIC: Corollary 1).
 
-    Methods:
+    ``relaxation`` picks the problem solved and ``method`` the algorithm (``"auto"``: the first
+    one listed):
 
-    * ``"greedy"`` (default): the paper's greedy local optimization from ``n_init`` random
-      starts (:func:`cvxclust.cluhsical.greedy`);
-    * ``"lowrank"`` / ``"sdp"``: CLUHSIC's low-rank SDP (5.30) / exact SDP (5.23) with the output
-      kernel :func:`relaxation_output_kernel` (exact on balanced partitions; beyond the paper),
-      rounded by :func:`cvxclust.hsic.round_best` and then polished by the greedy from the
-      rounded labels, so that the result is a local optimum of the objective above.  ``"sdp"``
-      forms an mc x mc matrix: small m only.
+    * ``relaxation=None`` (default), the partition problem itself: ``"greedy"``, the paper's
+      greedy local optimization from ``n_init`` random starts (:func:`cvxclust.cluhsical.greedy`);
+    * ``"lowrank"`` / ``"sdp"``: CLUHSIC's low-rank SDP (5.30) (method ``"lowrank"``,
+      :func:`cvxclust.hsic.lowrank`) / exact SDP (5.23) (any method of
+      :meth:`cvxclust.hsic.CLUHSICSDP.solve`: ``"auto"``, ``"admm"``, ``"generic"``,
+      ``"reference"``) with the output kernel :func:`relaxation_output_kernel` (exact on
+      balanced partitions; beyond the paper), rounded by :func:`cvxclust.hsic.round_best` and
+      then polished by the greedy from the rounded labels, so that the result is a local optimum
+      of the objective above.  ``"sdp"`` forms an mc x mc matrix: small m only.
 
     With ``refine=True`` (default) the method's partition is then refined: whole clusters are
     relabelled by the best swaps of labels (on the c x c statistics of the partition), then the
     greedy moves single points, in turn until neither raises the objective; the
-    same refinement runs from ``refine_starts`` structure-free starts (k-means runs on the
+    same refinement runs from ``refine_n_init`` structure-free starts (k-means runs on the
     kernel-PCA embedding of K), and the partition with the largest objective is returned.  The
     greedy alone moves one point at a time: it cannot empty a cluster into another, and stops
     with clusters merged, split or left empty.
 
     Parameters
     ----------
-    n_clusters : int, default=8
-        Number ``c`` of clusters.  Without ``structure`` the clusters are unrelated,
-        ``flat(n_clusters)`` (A = I, the zero-one loss); with it, it must equal its number of
-        clusters.  ``n_clusters=1`` puts every point in one cluster (nothing is solved).
+    n_clusters : int, default=None
+        Number ``c`` of clusters.  None takes the number of clusters of ``structure``
+        (``tree([2, 2])`` has 4), or 8 without it; a number that disagrees with it is a
+        ValueError.  Without ``structure`` the clusters are unrelated, ``flat(n_clusters)``
+        (A = I, the zero-one loss).  ``n_clusters=1`` puts every point in one cluster (nothing
+        is solved).
     structure : networkx graph, default=None
         A structure of :mod:`cvxclust.structures` (``chain(c)``, ``ring(c)``, ``tree(...)``,
         ``kron(...)``, ``flat(c)``); A is its :func:`~cvxclust.structures.output_kernel`.
@@ -104,20 +124,30 @@ class CLUHSICAL(KernelClusterMixin):
         Degree of the polynomial kernel.
     n_neighbors : int, default=10
         Neighbours of the kNN affinity.
-    method : {"greedy", "lowrank", "sdp"}, default="greedy"
+    relaxation : {None, "sdp", "lowrank"}, default=None
+        The problem solved, as listed above.
+    method : str, default="auto"
+        The algorithm that solves ``relaxation``, as listed above; a method of another
+        relaxation is a ValueError that lists the valid ones.  The old spellings
+        ``method="sdp"`` and ``"lowrank"`` (without ``relaxation``) mean the relaxation and give
+        a ``FutureWarning``.
     n_init : int, default=10
         Random restarts of the greedy (the paper uses 10); the best objective is kept.
     solver_options : dict, default=None
-        Options of the method: for ``"greedy"`` those of :func:`cvxclust.cluhsical.greedy`
+        Options of the method: for ``relaxation=None`` those of :func:`cvxclust.cluhsical.greedy`
         (``tol``, ``max_iter``, ``time_limit``); for the relaxations those of
         :func:`cvxclust.hsic.lowrank` (``rank``, ``bias``, ``residual_tol``, ...) or of the
-        SDP's solver (``tol``, ``residual_tol``, ``max_iter``, ...).
+        SDP's solver (``tol``, ``residual_tol``, ``max_iter``, ...).  A key the estimator sets
+        itself (``n_clusters``, ``normalization``, ``method``, ``n_init``, ``known``,
+        ``random_state``, ...) is a ValueError naming it.
     refine : bool, default=True
         Refine the method's partition and the structure-free starts as described above; False
         returns the method's partition as it is (the paper's pipeline).
-    refine_starts : int, default=5
+    refine_n_init : int, default=5
         Number of structure-free starts of the refinement.
     random_state : int, RandomState or None
+    refine_starts : int
+        Old spelling of ``refine_n_init``; gives a ``FutureWarning``.
 
     Attributes
     ----------
@@ -131,7 +161,8 @@ class CLUHSICAL(KernelClusterMixin):
     method_objective_ : float
         The objective of the method's own partition, before the refinement.
     relaxation_result_ : Result or None
-        For ``"lowrank"`` and ``"sdp"``: the relaxation's result.
+        For ``relaxation="lowrank"`` and ``"sdp"``: the relaxation's result
+        (``relaxation_result_.method`` names the method that ran).
     n_iter_ : int
         Sweeps of the greedy (``result_.iterations``; 0 for ``n_clusters=1``).
 
@@ -148,24 +179,26 @@ class CLUHSICAL(KernelClusterMixin):
     """
 
     _parameter_constraints = {
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
         "structure": [nx.Graph, None],
         "loss": [Options(*LOSS_KINDS), ArrayLike()],
         "normalization": [Options("l1", "l2", None)],
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "joint_kernel_scale": [Interval(Real, 0, None, closed="neither")],
         **KERNEL_PARAMETERS,
-        "method": [Options(*METHODS)],
+        "relaxation": [Options(*RELAXATIONS)],
+        "method": [str],
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "solver_options": ["dict", None],
         "refine": ["boolean"],
-        "refine_starts": [Interval(Integral, 0, None, closed="left")],
+        "refine_n_init": [Interval(Integral, 0, None, closed="left")],
         "random_state": RANDOM_STATE,
+        "refine_starts": [Interval(Integral, 0, None, closed="left"), Options(DEPRECATED)],
     }
 
     def __init__(
         self,
-        n_clusters=8,
+        n_clusters=None,
         *,
         structure=None,
         loss="structure",
@@ -176,12 +209,14 @@ class CLUHSICAL(KernelClusterMixin):
         gamma=None,
         degree=2,
         n_neighbors=10,
-        method="greedy",
+        relaxation=None,
+        method="auto",
         n_init=10,
         solver_options=None,
         refine=True,
-        refine_starts=5,
+        refine_n_init=5,
         random_state=None,
+        refine_starts=DEPRECATED,
     ):
         self.n_clusters = n_clusters
         self.structure = structure
@@ -193,16 +228,21 @@ class CLUHSICAL(KernelClusterMixin):
         self.gamma = gamma
         self.degree = degree
         self.n_neighbors = n_neighbors
+        self.relaxation = relaxation
         self.method = method
         self.n_init = n_init
         self.solver_options = solver_options
         self.refine = refine
-        self.refine_starts = refine_starts
+        self.refine_n_init = refine_n_init
         self.random_state = random_state
+        self.refine_starts = refine_starts
+
+    def _cluster_count(self) -> int:
+        return cluster_count(self.n_clusters, self.structure)
 
     def _kernels(self):
         """A and the loss of the structure (one cluster: 1 x 1)."""
-        G = resolve_structure(self.n_clusters, self.structure)
+        G = resolve_structure(self._cluster_count(), self.structure)
         if G is None:
             loss = np.zeros((1, 1)) if isinstance(self.loss, str) else check_loss_matrix(self.loss, 1)
             return np.ones((1, 1)), loss
@@ -217,8 +257,11 @@ class CLUHSICAL(KernelClusterMixin):
             Naming the parameter, ``X`` or ``y``.
         """
         X = self._validated_data(X)
-        options = dict(self.solver_options or {})
-        if self.method == "greedy":
+        relaxation, method = relaxation_and_method("CLUHSICAL", self.relaxation, self.method, METHODS, OLD_METHODS)
+        refine_n_init = renamed_parameter("CLUHSICAL", "refine_starts", self.refine_starts,
+                                          "refine_n_init", self.refine_n_init, new_default=5)
+        options = check_solver_options("CLUHSICAL", self.solver_options, _RESERVED)
+        if relaxation is None:
             options = validate_parameters(_GREEDY_OPTIONS, options, "greedy")
         m = X.shape[0]
         A, loss = self._kernels()
@@ -229,13 +272,13 @@ class CLUHSICAL(KernelClusterMixin):
             K = input_kernel(X, self.affinity, self.gamma, self.degree, self.n_neighbors)
             if c == 1:
                 self.result_, labels = None, np.zeros(m, dtype=int)
-                if self.method != "greedy":
+                if relaxation is not None:
                     self.relaxation_result_ = None
             else:
                 rng = check_random_state(self.random_state)
                 init, n_init = None, self.n_init
-                if self.method != "greedy":
-                    self.relaxation_result_, init = self._relax(K, A, loss, known, rng, options)
+                if relaxation is not None:
+                    self.relaxation_result_, init = self._relax(K, A, loss, known, rng, relaxation, method, options)
                     n_init, options = 1, {}
                 known = np.full(m, -1) if known is None else known
                 self.result_ = search(K, A, loss, self.normalization, C, float(self.joint_kernel_scale), init=init,
@@ -246,13 +289,13 @@ class CLUHSICAL(KernelClusterMixin):
             self.method_objective_ = self.objective_ = check_objective(
                 evaluate(K, A, labels, loss, self.normalization, C, gamma))
             if c > 1 and self.refine:
-                greedy_options = options if self.method == "greedy" else {}
+                greedy_options = options if relaxation is None else {}
 
                 def refine_one(start):
                     return refine(K, A, loss, self.normalization, C, gamma, start, known=known, rng=rng,
                                   **greedy_options)
 
-                labels = best_refinement(refine_one, labels, K, c, self.refine_starts, known=known,
+                labels = best_refinement(refine_one, labels, K, c, refine_n_init, known=known,
                                          rng=rng.randint(2**32))
                 self.objective_ = check_objective(evaluate(K, A, labels, loss, self.normalization, C, gamma))
             self.labels_ = labels
@@ -260,16 +303,16 @@ class CLUHSICAL(KernelClusterMixin):
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         return self
 
-    def _relax(self, K, A, loss, known, rng, options):
+    def _relax(self, K, A, loss, known, rng, relaxation, method, options):
         """Solve CLUHSIC's relaxation with the balanced-partition kernel B and round it."""
         m = K.shape[0]
-        check_psd_kernel(K, self.affinity, self.method, options)
+        check_psd_kernel(K, self.affinity, relaxation, options)
         B = relaxation_output_kernel(A, loss, self.normalization, n_samples=m)
         # B's entries scale like (c/m)^2 under the l1 norms: give it A's spectral norm, so that
         # the rank-one bias of (5.30) weighs as it does in CLUHSIC
         B = B * (np.linalg.norm(A, 2) / max(np.linalg.norm(B, 2), 1e-300))
-        if self.method == "sdp":
-            result = CLUHSICSDP(K, B, known=known).solve("auto", **options)
+        if relaxation == "sdp":
+            result = CLUHSICSDP(K, B, known=known).solve(method, **options)
             Y = top_factor(result.X, _SDP_RANK)
         else:
             result = lowrank(K, B, known=known, random_state=rng, **options)

@@ -187,7 +187,7 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
 
     * ``normalization=None`` is CLUHSIC (2) with output kernel :math:`LAL^\top`
       (:func:`~cvxclust.cluhsical.equivalent_output_kernel`) and runs
-      :func:`cvxclust.hsic.greedy` on it (``normalized=False``); C and gamma are unused.
+      :func:`cvxclust.hsic.greedy` on it (``normalization=None``); C and gamma are unused.
       (The unnormalized (11) would add :math:`-\frac{C}{m}\|\tilde\Pi\|_1 =
       -\frac{2C}{m}\sum_i(\Delta\mathbf 1)_{y_i}`, a constant for the zero-one, ring and
       balanced-tree losses; it is not included.)
@@ -267,7 +267,7 @@ def search(K, A, loss, normalization, C: float, gamma: float, *, init, known, n_
     ``rng`` a RandomState; ``options`` are ``tol``, ``max_iter`` and ``time_limit``."""
     m, c = K.shape[0], A.shape[0]
     if normalization is None:
-        base = trace_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, known=known,
+        base = trace_greedy(K, equivalent_output_kernel(A, loss), normalization=None, init=init, known=known,
                             n_init=n_init, random_state=rng, **options)
         labels = base.extras["labels"]
         return dataclasses.replace(base, X=augmented_partition(labels, loss, None), method=LocalSearch.method,

@@ -7,13 +7,14 @@ from numbers import Integral
 
 import numpy as np
 
-from .._checks import check_bool, check_int_range, check_labels, check_random_state
+from .._checks import check_int_range, check_labels, check_random_state
 from .._local_search import SweepSearch, best_of_starts, remove_point
 from .._trace import partition_matrix
 from ..parameters import Interval
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, Param
 from ._heuristic_base import HeuristicSolver, check_kernels, check_known, labels_result
+from ._keywords import no_other_keywords, normalization_of
 
 __all__ = ["GreedySearch", "greedy", "move_gains"]
 
@@ -94,8 +95,8 @@ class GreedySearch(SweepSearch, HeuristicSolver):
         return {"labels": state.labels.copy()}
 
 
-def greedy(K, A, *, normalized: bool = True, init=None, known=None, max_iter: int = 100, n_init: int = 1,
-           tol: float = 1e-12, time_limit: float = np.inf, random_state=None) -> Result:
+def greedy(K, A, *, normalization="l2", init=None, known=None, max_iter: int = 100, n_init: int = 1,
+           tol: float = 1e-12, time_limit: float = np.inf, random_state=None, **deprecated) -> Result:
     r"""Greedy local search for (2.3)/(2.4) (Song et al. 2007, the "greedy" of Table 1).
 
     .. math:: \max_{\Pi} \operatorname{tr}(K P A P^\top),\quad P = \Pi D,\
@@ -115,8 +116,8 @@ def greedy(K, A, *, normalized: bool = True, init=None, known=None, max_iter: in
         Symmetric input kernel, centred by the caller.
     A : array-like of shape (c, c)
         Symmetric output kernel.
-    normalized : bool
-        (2.4) if True, (2.3) if False.
+    normalization : {"l2", None}, default="l2"
+        (2.4) with ``"l2"``, (2.3) with None (``normalized=True/False`` is the old spelling).
     init : array-like of int, optional
         Starting labels (known points are overwritten with their labels); default uniformly
         random labels.  With ``init``, ``n_init`` must be 1.
@@ -149,7 +150,8 @@ def greedy(K, A, *, normalized: bool = True, init=None, known=None, max_iter: in
     start = time.perf_counter()
     K, A = check_kernels(K, A)
     m, c = K.shape[0], A.shape[0]
-    normalized = check_bool(normalized, "normalized")
+    normalized = normalization_of("greedy", normalization, deprecated) == "l2"
+    no_other_keywords("greedy", deprecated)
     known = check_known(known, m, c)
     n_init = check_int_range(n_init, "n_init", 1)
     params = {"max_iter": max_iter, "tol": tol, "time_limit": time_limit}

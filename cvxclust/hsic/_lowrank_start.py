@@ -55,5 +55,6 @@ def initial_labels(init, K: np.ndarray, A: np.ndarray, rng, known: np.ndarray | 
     if isinstance(init, str):
         if init == "random":
             return None
-        return align_clusters(K, A, spectral_labels(K, A.shape[0], 10, rng), known=known, rng=rng.randint(2**31))
+        return align_clusters(K, A, spectral_labels(K, A.shape[0], 10, rng), known=known,
+                              random_state=rng.randint(2**31))
     return init

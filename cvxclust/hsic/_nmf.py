@@ -8,12 +8,13 @@ from numbers import Integral
 
 import numpy as np
 
-from .._checks import check_bool, check_labels, check_random_state
+from .._checks import check_labels, check_random_state
 from .._trace import partition_matrix, trace_objective
 from ..parameters import Interval
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, Param, SolverState
 from ._heuristic_base import HeuristicSolver, check_kernels, check_known, labels_result
+from ._keywords import no_other_keywords, normalization_of
 
 __all__ = ["NMF", "nmf"]
 
@@ -67,8 +68,8 @@ class NMF(HeuristicSolver):
         return Certificate(state.P, None, state.figures["objective"], {})
 
 
-def nmf(K, A, *, normalized: bool = True, init=None, known=None, max_iter: int = 5000, tol: float = 1e-6,
-        time_limit: float = np.inf, random_state=None) -> Result:
+def nmf(K, A, *, normalization="l2", init=None, known=None, max_iter: int = 5000, tol: float = 1e-6,
+        time_limit: float = np.inf, random_state=None, **deprecated) -> Result:
     r"""The NMF baseline of Table 1 (Song's thesis, [23] in the paper): a baseline, not the
     paper's method.
 
@@ -102,8 +103,9 @@ def nmf(K, A, *, normalized: bool = True, init=None, known=None, max_iter: int =
         Symmetric input kernel (centred by the caller; shifted here as above).
     A : array-like of shape (c, c)
         Symmetric output kernel with nonnegative entries.
-    normalized : bool
-        Whether ``objective`` of the labels is (2.4) (True) or (2.3); the updates model (2.4).
+    normalization : {"l2", None}, default="l2"
+        Whether ``objective`` of the labels is (2.4) (``"l2"``) or (2.3) (None); the updates
+        model (2.4).  ``normalized=True/False`` is the old spelling.
     init : array-like of int, optional
         Start at the normalized partition matrix of these labels plus 0.2 (Ding et al.'s
         smoothing); default a uniform random positive P; columns scaled to unit norm.
@@ -127,7 +129,8 @@ def nmf(K, A, *, normalized: bool = True, init=None, known=None, max_iter: int =
     m, c = K.shape[0], A.shape[0]
     if A.min() < 0:
         raise ValueError(f"A must have nonnegative entries for the multiplicative updates (min {A.min():.3g})")
-    normalized = check_bool(normalized, "normalized")
+    normalized = normalization_of("nmf", normalization, deprecated) == "l2"
+    no_other_keywords("nmf", deprecated)
     known = check_known(known, m, c)
     params = NMF.validate({"max_iter": max_iter, "tol": tol, "time_limit": time_limit})
     if init is not None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_float_array, check_bool, check_kernel
-from .._trace import partition_matrix, trace_objective
+from .._trace import partition_matrix as assignment_matrix, trace_objective
+from ._keywords import no_other_keywords, normalization_of
 
 __all__ = ["hsic", "objective", "partition_matrix"]
 
@@ -46,6 +47,35 @@ def objective(K, A, P) -> float:
     if not np.all(np.isfinite(P)):
         raise ValueError("P contains NaN or infinite entries")
     return trace_objective(K, A, P)
+
+
+def partition_matrix(labels, n_clusters: int, *, normalization=None, **deprecated) -> np.ndarray:
+    r"""The m x c partition matrix :math:`P = \Pi D` of ``labels`` (:math:`\Pi_{i,\ell_i} = 1`).
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (m,)
+        Cluster of each point, ``0 .. n_clusters - 1``.
+    n_clusters : int
+        Number c of columns.
+    normalization : {None, "l1", "l2"}, default=None
+        :math:`D = I` (the objective (2.3)), :math:`(\Pi^\top\Pi)^{-1}` or
+        :math:`(\Pi^\top\Pi)^{-1/2}` (the objective (2.4)); empty clusters give zero columns.
+        ``normalized=True/False`` is the old spelling of ``"l2"`` / None.
+
+    Returns
+    -------
+    ndarray of shape (m, c)
+    """
+    normalization = normalization_of("partition_matrix", normalization, deprecated, default=None,
+                                     supported=(None, "l1", "l2"))
+    no_other_keywords("partition_matrix", deprecated)
+    P = assignment_matrix(labels, n_clusters)
+    if normalization is not None:
+        sizes = P.sum(axis=0)
+        power = 1.0 if normalization == "l1" else 0.5
+        P[:, sizes > 0] /= sizes[sizes > 0] ** power
+    return P
 
 
 def hsic(K, L, *, centered: bool = False) -> float:

@@ -22,47 +22,57 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
-from .._checks import check_bool, check_int_range, check_labels
+from .._checks import check_int_range, check_labels
 from .._trace import partition_matrix, trace_objective
 from ..parameters import validate_parameter
 from ._greedy import greedy
 from ._heuristic_base import check_kernels, check_known
+from ._keywords import no_other_keywords, normalization_of, renamed
 
 __all__ = ["align_clusters", "refine"]
 
 
-def _checked(K, A, labels, known, normalized, rng):
-    """The checked inputs, and ``rng`` as a ``numpy.random.Generator`` (from None, a seed, a
-    RandomState or a Generator)."""
+def _checked(owner, K, A, labels, known, normalization, n_init, random_state, old_keywords):
+    """The checked inputs (the old spellings ``normalized``, ``n_starts`` and ``rng`` taken out
+    of ``old_keywords``), ``normalized`` as a bool and ``random_state`` as a
+    ``numpy.random.Generator`` (from None, a seed, a RandomState or a Generator)."""
+    normalized = normalization_of(owner, normalization, old_keywords, stacklevel=6) == "l2"
+    n_init = check_int_range(renamed(owner, old_keywords, "n_starts", "n_init", n_init, 50, stacklevel=6),
+                             "n_init", 1)
+    random_state = renamed(owner, old_keywords, "rng", "random_state", random_state, None, stacklevel=6)
     K, A = check_kernels(K, A)
     m, c = K.shape[0], A.shape[0]
     labels = check_labels(labels, m, c, name="labels")
     known = None if known is None else check_known(known, m, c)
-    rng = np.random.default_rng(validate_parameter("rng", rng, ["random_state"]))
-    return K, A, labels, known, check_bool(normalized, "normalized"), rng
+    rng = np.random.default_rng(validate_parameter("random_state", random_state, ["random_state"]))
+    return K, A, labels, known, normalized, n_init, rng
 
 
-def align_clusters(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool = True, known=None,
-                   n_starts: int = 50, rng=None) -> np.ndarray:
+def align_clusters(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalization="l2", known=None,
+                   n_init: int = 50, random_state=None, **deprecated) -> np.ndarray:
     """The labels with the clusters relabelled by the best permutation found for the QAP of the
-    module docstring, by 2-opt from the current labelling and from ``n_starts - 1`` random
+    module docstring, by 2-opt from the current labelling and from ``n_init - 1`` random
     permutations (a single random start often misses the best relabelling; SciPy's FAQ method
     does no better); never worse than the current labelling.  Known labels (``known >= 0``)
     come first: the clusters holding known points are matched to those labels (Hungarian, on
     the counts) and kept fixed.  Without known labels the result is never worse than the current
-    labelling (2-opt only improves its start).
+    labelling (2-opt only improves its start).  ``normalization`` is that of (2.4) (``"l2"``) or
+    (2.3) (None).  The old spellings ``normalized=True/False``, ``n_starts=`` and ``rng=`` give a
+    ``FutureWarning``.
 
     Raises
     ------
     ValueError or TypeError
-        Naming ``K``, ``A``, ``labels``, ``known``, ``normalized``, ``n_starts`` or ``rng`` (a
-        seed in ``[0, 2**32)``, a RandomState, a Generator or None).
+        Naming ``K``, ``A``, ``labels``, ``known``, ``normalization``, ``n_init`` or
+        ``random_state`` (a seed in ``[0, 2**32)``, a RandomState, a Generator or None).
     """
-    K, A, labels, known, normalized, rng = _checked(K, A, labels, known, normalized, rng)
-    return _align(K, A, labels, normalized, known, check_int_range(n_starts, "n_starts", 1), rng)
+    K, A, labels, known, normalized, n_init, rng = _checked("align_clusters", K, A, labels, known, normalization,
+                                                            n_init, random_state, deprecated)
+    no_other_keywords("align_clusters", deprecated)
+    return _align(K, A, labels, normalized, known, n_init, rng)
 
 
-def _align(K, A, labels, normalized, known, n_starts, rng) -> np.ndarray:
+def _align(K, A, labels, normalized, known, n_init, rng) -> np.ndarray:
     """:func:`align_clusters` on checked inputs."""
     c = A.shape[0]
     P = partition_matrix(labels, c, normalized=normalized)
@@ -79,7 +89,7 @@ def _align(K, A, labels, normalized, known, n_starts, rng) -> np.ndarray:
     # the current labelling as a guess where the known labels leave it possible
     guess = free[np.isin(free, fixed[:, 1], invert=True)]
     best = None
-    for start in range(n_starts):
+    for start in range(n_init):
         options = {"maximize": True, "partial_match": fixed, "rng": rng}
         if start == 0 and guess.size:
             options["partial_guess"] = np.c_[guess, guess]
@@ -89,27 +99,30 @@ def _align(K, A, labels, normalized, known, n_starts, rng) -> np.ndarray:
     return best.col_ind[labels]  # cluster k goes to node col_ind[k]
 
 
-def refine(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalized: bool = True, known=None,
-           max_rounds: int = 20, n_starts: int = 50, rng=None, **greedy_options):
+def refine(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, normalization="l2", known=None,
+           max_rounds: int = 20, n_init: int = 50, random_state=None, **greedy_options):
     """Alternate :func:`align_clusters` and the greedy local search from ``labels`` until a round
     raises the objective by no more than the greedy's tolerance (relative); return the labels,
     their objective and the number of rounds.  ``greedy_options`` go to
-    :func:`cvxclust.hsic.greedy` (``tol``, ``max_iter``, ``time_limit``).
+    :func:`cvxclust.hsic.greedy` (``tol``, ``max_iter``, ``time_limit``); ``normalization``,
+    ``n_init`` and ``random_state`` are those of :func:`align_clusters`, whose old spellings
+    give a ``FutureWarning`` here too.
 
     Raises
     ------
     ValueError or TypeError
         Naming the argument, as :func:`align_clusters` and :func:`cvxclust.hsic.greedy` do.
     """
-    K, A, labels, known, normalized, rng = _checked(K, A, labels, known, normalized, rng)
+    K, A, labels, known, normalized, n_init, rng = _checked("refine", K, A, labels, known, normalization, n_init,
+                                                            random_state, greedy_options)
     max_rounds = check_int_range(max_rounds, "max_rounds", 1)
-    n_starts = check_int_range(n_starts, "n_starts", 1)
     seed = np.random.RandomState(rng.integers(2**32))
     value = trace_objective(K, A, partition_matrix(labels, A.shape[0], normalized=normalized))
     tol = greedy_options.get("tol", 1e-12)
     for rounds in range(1, max_rounds + 1):
-        aligned = _align(K, A, labels, normalized, known, n_starts, rng)
-        run = greedy(K, A, normalized=normalized, init=aligned, known=known, random_state=seed, **greedy_options)
+        aligned = _align(K, A, labels, normalized, known, n_init, rng)
+        run = greedy(K, A, normalization="l2" if normalized else None, init=aligned, known=known, random_state=seed,
+                     **greedy_options)
         gain = run.objective - value
         if gain > tol * max(abs(value), 1e-300):
             labels, value = run.extras["labels"], run.objective

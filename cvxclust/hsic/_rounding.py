@@ -34,7 +34,6 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._checks import (
     as_float_array,
-    check_bool,
     check_int_range,
     check_kernel,
     check_labels,
@@ -46,6 +45,7 @@ from .._trace import partition_matrix, trace_objective
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._factor import check_factor
+from ._keywords import no_other_keywords, normalization_of
 
 __all__ = ["AlternatingProjection", "alternating_projection", "round_best", "round_lowrank", "round_sdp"]
 
@@ -244,8 +244,8 @@ def _check_common(Y, m, c, max_iter, tol, name):
     return None if Y is None else check_factor(Y, m, c, name)
 
 
-def round_best(Y, K, A, *, known=None, n_candidates: int = 10, normalized: bool = True,
-               random_state=None, max_iter: int = 100, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+def round_best(Y, K, A, *, known=None, n_candidates: int = 10, normalization="l2", random_state=None,
+               max_iter: int = 100, tol: float = 1e-10, **deprecated) -> tuple[np.ndarray, np.ndarray]:
     r"""Section 5.3's rounding applied to several vectors of the top eigenspace of ``Y Y^T``,
     keeping the partition with the best objective ``tr(K P A P^T)`` (2.4) (or (2.3)).
 
@@ -267,8 +267,9 @@ def round_best(Y, K, A, *, known=None, n_candidates: int = 10, normalized: bool 
         As in :func:`round_lowrank`.
     n_candidates : int
         Random combinations in addition to the r singular vectors.
-    normalized : bool
-        Score with (2.4) (True) or (2.3).
+    normalization : {"l2", None}, default="l2"
+        Score with (2.4) (``"l2"``) or (2.3) (None); ``normalized=True/False`` is the old
+        spelling.
     random_state : int, RandomState, Generator or None
 
     Returns
@@ -281,7 +282,8 @@ def round_best(Y, K, A, *, known=None, n_candidates: int = 10, normalized: bool 
     m, c = _check_sizes(K.shape[0], A.shape[0])
     Y = _check_common(Y, m, c, max_iter, tol, "Y")
     check_int_range(n_candidates, "n_candidates", 0)
-    normalized = check_bool(normalized, "normalized")
+    normalized = normalization_of("round_best", normalization, deprecated) == "l2"
+    no_other_keywords("round_best", deprecated)
     rng = check_random_state(random_state)
     if known is not None:
         known = check_labels(known, m, c, name="known", allow_unknown=True)

@@ -10,13 +10,14 @@ from numbers import Integral
 import numpy as np
 import scipy.linalg as sla
 
-from .._checks import check_bool, check_int_range, check_random_state
+from .._checks import check_int_range, check_random_state
 from .._trace import as_partition_matrix, trace_objective
 from ..parameters import Interval
 from ..result import Result
 from ..rounding import spectral_embedding
 from ..solvers import POSITIVE, Certificate, Param, SolverState
 from ._heuristic_base import HeuristicSolver, check_kernels, kmeans_rows, labels_result
+from ._keywords import no_other_keywords, normalization_of
 
 __all__ = ["CCCP", "cccp", "spectral", "spectral_labels"]
 
@@ -26,7 +27,7 @@ def spectral_labels(K: np.ndarray, c: int, n_init: int, rng) -> np.ndarray:
     return kmeans_rows(spectral_embedding(K, c), c, n_init, rng)
 
 
-def spectral(K, A, *, normalized: bool = True, n_init: int = 10, random_state=None) -> Result:
+def spectral(K, A, *, normalization="l2", n_init: int = 10, random_state=None, **deprecated) -> Result:
     r"""The spectral relaxation (4.13) of (2.4), solved by Proposition 2, rounded by k-means.
 
     .. math:: \max_{P^\top P = I} \operatorname{tr}(K P A P^\top) = \sum_{i=1}^c \lambda_i\mu_i,
@@ -46,8 +47,9 @@ def spectral(K, A, *, normalized: bool = True, n_init: int = 10, random_state=No
         Symmetric p.s.d. input kernel, centred by the caller.
     A : array-like of shape (c, c)
         Symmetric p.s.d. output kernel.
-    normalized : bool
-        Whether ``objective`` of the labels is (2.4) (True) or (2.3).
+    normalization : {"l2", None}, default="l2"
+        Whether ``objective`` of the labels is (2.4) (``"l2"``) or (2.3) (None);
+        ``normalized=True/False`` is the old spelling.
     n_init : int
         k-means restarts.
     random_state : int, RandomState, Generator or None
@@ -63,7 +65,8 @@ def spectral(K, A, *, normalized: bool = True, n_init: int = 10, random_state=No
     start = time.perf_counter()
     K, A = check_kernels(K, A, psd=True)
     c = A.shape[0]
-    normalized = check_bool(normalized, "normalized")
+    normalized = normalization_of("spectral", normalization, deprecated) == "l2"
+    no_other_keywords("spectral", deprecated)
     n_init = check_int_range(n_init, "n_init", 1)
     rng = check_random_state(random_state)
     U = spectral_embedding(K, c)  # top-c eigenvectors, decreasing eigenvalues, signs fixed
@@ -126,8 +129,8 @@ class CCCP(HeuristicSolver):
         return Certificate(state.P, None, state.f, {})
 
 
-def cccp(K, A, *, normalized: bool = True, init=None, max_iter: int = 500, tol: float = 1e-10,
-         time_limit: float = np.inf, n_init: int = 10, random_state=None) -> Result:
+def cccp(K, A, *, normalization="l2", init=None, max_iter: int = 500, tol: float = 1e-10,
+         time_limit: float = np.inf, n_init: int = 10, random_state=None, **deprecated) -> Result:
     r"""The concave-convex procedure (4.16)-(4.17) on the relaxation (4.13), rounded by k-means.
 
     f(P) = tr(K P A P^T) = ||K^{1/2} P A^{1/2}||_F^2 is convex for p.s.d. K and A, so its
@@ -153,8 +156,9 @@ def cccp(K, A, *, normalized: bool = True, init=None, max_iter: int = 500, tol: 
         Symmetric p.s.d. input kernel, centred by the caller.
     A : array-like of shape (c, c)
         Symmetric p.s.d. output kernel.
-    normalized : bool
-        Whether ``objective`` of the labels is (2.4) (True) or (2.3).
+    normalization : {"l2", None}, default="l2"
+        Whether ``objective`` of the labels is (2.4) (``"l2"``) or (2.3) (None);
+        ``normalized=True/False`` is the old spelling.
     init : array-like, optional
         Labels (start at their normalized partition matrix) or an m x c matrix (start at its
         polar factor); default the polar factor of a Gaussian matrix.
@@ -181,7 +185,8 @@ def cccp(K, A, *, normalized: bool = True, init=None, max_iter: int = 500, tol: 
     start = time.perf_counter()
     K, A = check_kernels(K, A, psd=True)
     m, c = K.shape[0], A.shape[0]
-    normalized = check_bool(normalized, "normalized")
+    normalized = normalization_of("cccp", normalization, deprecated) == "l2"
+    no_other_keywords("cccp", deprecated)
     n_init = check_int_range(n_init, "n_init", 1)
     params = CCCP.validate({"max_iter": max_iter, "tol": tol, "time_limit": time_limit})
     rng = check_random_state(random_state)

@@ -206,7 +206,7 @@ def test_proposition1_identity_on_every_partition(A, centred):
     Kt = diskmeans_kernel(K, lam)
     criteria, values = [], []
     for labels in labelings(m, c):
-        P = partition_matrix(labels, c, normalized=True)
+        P = partition_matrix(labels, c, normalization="l2")
         g = diskmeans_criterion(K, A, labels, lam, b)
         value = objective(Kt, A, P)
         assert g == pytest.approx(value, abs=1e-10)
@@ -221,7 +221,7 @@ def test_diskmeans_criterion_is_the_maximum_over_B():
     m, c, lam = 7, 3, 0.5
     K = diskmeans_data(m)
     for labels in labelings(m, c)[rng.choice(c**m, size=10, replace=False)]:
-        P = partition_matrix(labels, c, normalized=True)
+        P = partition_matrix(labels, c, normalization="l2")
         for b in (1, 2):
             g, B = diskmeans_criterion(K, CHAIN3, labels, lam, b, return_B=True)
             assert B.shape == (m, b)
@@ -239,7 +239,7 @@ def test_diskmeans_small_b_is_only_a_lower_bound():
     Kt = diskmeans_kernel(K, lam)
     gaps = []
     for labels in labelings(m, c)[::5]:
-        value = objective(Kt, CHAIN3, partition_matrix(labels, c, normalized=True))
+        value = objective(Kt, CHAIN3, partition_matrix(labels, c, normalization="l2"))
         gaps.append(value - diskmeans_criterion(K, CHAIN3, labels, lam, 1))
     gaps = np.array(gaps)
     assert gaps.min() > -1e-10

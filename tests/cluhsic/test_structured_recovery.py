@@ -28,7 +28,7 @@ def _problem(structure, m, seed=0):
 
 
 def _truth(K, A, y):
-    return objective(K, A, partition_matrix(y, A.shape[0], normalized=True))
+    return objective(K, A, partition_matrix(y, A.shape[0], normalization="l2"))
 
 
 # --------------------------------------------------------------------------- the data
@@ -83,10 +83,11 @@ def test_alignment_repairs_a_scrambled_chain():
     # the right groups in a scrambled order along the chain: no single-point move repairs it
     X, y, K, A = _problem(chain(6), 90)
     scrambled = np.array([3, 0, 5, 1, 4, 2])[y]
-    before = objective(K, A, partition_matrix(scrambled, 6, normalized=True))
-    aligned = align_clusters(K, A, scrambled, rng=0)
+    before = objective(K, A, partition_matrix(scrambled, 6, normalization="l2"))
+    aligned = align_clusters(K, A, scrambled, random_state=0)
     assert before < _truth(K, A, y) - 1.0
-    assert objective(K, A, partition_matrix(aligned, 6, normalized=True)) == pytest.approx(_truth(K, A, y), rel=1e-12)
+    assert objective(K, A, partition_matrix(aligned, 6, normalization="l2")) == pytest.approx(_truth(K, A, y),
+                                                                                              rel=1e-12)
     # the greedy alone stays stuck
     stuck = greedy(K, A, init=scrambled, random_state=0).objective
     assert stuck < _truth(K, A, y) - 1.0
@@ -97,10 +98,10 @@ def test_alignment_keeps_the_clusters_of_known_points():
     scrambled = np.array([2, 0, 4, 1, 3])[y]
     known = np.full(50, -1)
     known[y == 0] = 2  # cluster 2 holds known points: it keeps its label
-    aligned = align_clusters(K, A, scrambled, known=known, rng=0)
+    aligned = align_clusters(K, A, scrambled, known=known, random_state=0)
     np.testing.assert_array_equal(aligned[scrambled == 2], 2)
-    assert objective(K, A, partition_matrix(aligned, 5, normalized=True)) >= \
-        objective(K, A, partition_matrix(scrambled, 5, normalized=True)) - 1e-9
+    assert objective(K, A, partition_matrix(aligned, 5, normalization="l2")) >= \
+        objective(K, A, partition_matrix(scrambled, 5, normalization="l2")) - 1e-9
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -108,12 +109,12 @@ def test_refinement_never_lowers_the_objective(seed):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(30, 2))  # no structure: many local optima
     K, A = center(rbf(X)), output_kernel(ring(5))
-    for normalized in (True, False):
+    for normalization in ("l2", None):
         labels = rng.integers(5, size=30)
-        start = objective(K, A, partition_matrix(labels, 5, normalized=normalized))
-        refined, value, rounds = refine(K, A, labels, normalized=normalized, rng=seed)
+        start = objective(K, A, partition_matrix(labels, 5, normalization=normalization))
+        refined, value, rounds = refine(K, A, labels, normalization=normalization, random_state=seed)
         assert value >= start - 1e-12 * abs(start)
-        assert value == pytest.approx(objective(K, A, partition_matrix(refined, 5, normalized=normalized)),
+        assert value == pytest.approx(objective(K, A, partition_matrix(refined, 5, normalization=normalization)),
                                       rel=1e-10)
         assert rounds >= 1
 
@@ -166,7 +167,7 @@ def test_cluhsical_fills_every_cluster_of_the_ring_images():
 def test_not_below_the_cheaper_methods():
     # the default never scores below NMF or the greedy started from the rounded relaxation
     X, y, K, A = _problem(chain(6), 60, seed=1)
-    est = CLUHSIC(6, structure=chain(6), method="lowrank", random_state=0).fit(X)
+    est = CLUHSIC(6, structure=chain(6), relaxation="lowrank", random_state=0).fit(X)
     Y = lowrank(K, A, random_state=0).X
     rounded = round_best(Y, K, A, random_state=0)[0]
     assert est.objective_ >= greedy(K, A, init=rounded, random_state=0).objective - 1e-9
@@ -198,7 +199,7 @@ def test_certificate_bounds_the_best_partition():
         warnings.simplefilter("ignore")  # Clarabel may call its solution inaccurate at 1e-8
         reference = CLUHSICSDP(K, A).solve("reference", solver=cp.CLARABEL)
     assert reference.objective <= cert.upper_bound * (1 + 1e-6)
-    best = max(objective(K, A, partition_matrix(np.array(p), 3, normalized=True))
+    best = max(objective(K, A, partition_matrix(np.array(p), 3, normalization="l2"))
                for p in itertools.product(range(3), repeat=9) if len(set(p)) == 3)
     assert est.objective_ == pytest.approx(best, rel=1e-9)  # the refinement finds the best partition
     assert best <= cert.upper_bound
@@ -213,8 +214,8 @@ def test_certificate_function_and_what_is_not_available():
     assert not big.available and "m c = 240" in big.reason and big.upper_bound is None
     off = CLUHSIC(4, structure=chain(4), certify=False, random_state=0).fit(X).certificate_
     assert not off.available and "certify=False" in off.reason
-    unnormalized = CLUHSIC(4, structure=chain(4), normalized=False, random_state=0).fit(X).certificate_
-    assert not unnormalized.available and "normalized" in unnormalized.reason
+    unnormalized = CLUHSIC(4, structure=chain(4), normalization=None, random_state=0).fit(X).certificate_
+    assert not unnormalized.available and "normalization='l2'" in unnormalized.reason
     with pytest.raises(ValueError, match="certify"):
         CLUHSIC(4, certify="always").fit(X)
 
@@ -231,8 +232,10 @@ def test_kernel_kmeans_is_kmeans_on_the_shared_embedding():
     (lambda K, A, y: refine(K, A, y[:-1]), ValueError, "labels"),
     (lambda K, A, y: align_clusters(K, A, y, known=np.zeros(3, dtype=int)), ValueError, "known"),
     (lambda K, A, y: align_clusters(K[:, :-1], A, y), ValueError, "K"),
-    (lambda K, A, y: refine(K, A, y, normalized="yes"), (TypeError, ValueError), "normalized"),
-    (lambda K, A, y: align_clusters(K, A, y, n_starts=0), ValueError, "n_starts"),
+    (lambda K, A, y: refine(K, A, y, normalization="yes"), (TypeError, ValueError), "normalization"),
+    (lambda K, A, y: refine(K, A, y, normalization="l1"), ValueError, "normalization='l1' is not supported"),
+    (lambda K, A, y: align_clusters(K, A, y, n_init=0), ValueError, "n_init"),
+    (lambda K, A, y: align_clusters(K, A, y, random_state=-1), ValueError, "random_state"),
     (lambda K, A, y: certify_partition(K, A, y + 5), ValueError, "labels"),
 ])
 def test_public_pieces_check_their_input(call, error, match):

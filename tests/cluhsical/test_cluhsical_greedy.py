@@ -123,7 +123,7 @@ def test_unnormalized_is_cluhsic_greedy_on_L_A_L(seed):
     K, A, loss = instance(20, seed, "user")
     init = np.random.default_rng(seed).integers(0, 4, 20)
     ours = greedy(K, A, loss, normalization=None, init=init, random_state=seed)
-    theirs = cluhsic_greedy(K, equivalent_output_kernel(A, loss), normalized=False, init=init, random_state=seed)
+    theirs = cluhsic_greedy(K, equivalent_output_kernel(A, loss), normalization=None, init=init, random_state=seed)
     assert np.array_equal(ours.extras["labels"], theirs.extras["labels"])
     assert ours.objective == pytest.approx(theirs.objective, rel=1e-12)
     assert ours.objective == pytest.approx(labels_objective(K, A, ours.extras["labels"], loss), rel=1e-12)

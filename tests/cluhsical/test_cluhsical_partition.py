@@ -205,7 +205,7 @@ def test_l1_and_unnormalized_carry_over_on_balanced_partitions(case):
     penalty = C / m * np.sum(nu / norms2)
     count = 0
     for labels in balanced_partitions(m, c):
-        P = assignment(labels, c, normalized=True)
+        P = assignment(labels, c, normalization="l2")
         assert m / c * cluhsic_objective(K, B1, P) == pytest.approx(
             labels_objective(K, A, labels, loss, "l1"), rel=1e-10, abs=1e-12)
         assert m / c * cluhsic_objective(K, B0, P) == pytest.approx(
@@ -215,7 +215,7 @@ def test_l1_and_unnormalized_carry_over_on_balanced_partitions(case):
         count += 1
     assert count == 2520  # 8! / (2!)^4
     unbalanced = np.array([0, 0, 0, 0, 0, 1, 2, 3])
-    P = assignment(unbalanced, c, normalized=True)
+    P = assignment(unbalanced, c, normalization="l2")
     assert abs(m / c * cluhsic_objective(K, B1, P) - labels_objective(K, A, unbalanced, loss, "l1")) > 1e-6
 
 
@@ -230,7 +230,7 @@ def test_carry_over_with_given_sizes():
         B = relaxation_output_kernel(A, loss, normalization, sizes, n_samples=m)
         count = 0
         for labels in balanced_partitions(m, c, sizes):
-            P = assignment(labels, c, normalized=True)
+            P = assignment(labels, c, normalization="l2")
             assert m / c * cluhsic_objective(K, B, P) == pytest.approx(
                 labels_objective(K, A, labels, loss, normalization), rel=1e-10, abs=1e-12)
             count += 1

@@ -74,7 +74,7 @@ def test_best_balanced_partition_lifts_below_the_sdp_optimum(solved, case):
     for labels in balanced_partitions(m, c):
         values.append((labels_objective(K, A, labels, loss, normalization), labels))
     best_value, best_labels = max(values, key=lambda v: v[0])
-    Q = lift(assignment(best_labels, c, normalized=True))
+    Q = lift(assignment(best_labels, c, normalization="l2"))
     assert max(relaxation.residuals(Q).values()) <= 1e-12
     assert m / c * relaxation.objective(Q) == pytest.approx(best_value, rel=1e-10)
     optimum = reference.objective

@@ -51,7 +51,7 @@ def prop2_value(K, A):
 
 
 def labels_value(K, A, labels, normalized=True):
-    return objective(K, A, partition_matrix(labels, A.shape[0], normalized=normalized))
+    return objective(K, A, partition_matrix(labels, A.shape[0], normalization="l2" if normalized else None))
 
 
 # ------------------------------------------------------------------------------------ greedy
@@ -82,7 +82,8 @@ def test_move_gains_match_brute_force(normalized):
 def test_greedy_monotone_and_locally_optimal(blobs, normalized, seed):
     K, _ = blobs
     m, c = K.shape[0], 3
-    res = greedy(K, CHAIN3, normalized=normalized, random_state=seed)
+    normalization = "l2" if normalized else None
+    res = greedy(K, CHAIN3, normalization=normalization, random_state=seed)
     assert isinstance(res, Result) and res.status == "converged" and res.method == "greedy"
     assert res.dual_bound is None
     labels = res.extras["labels"]
@@ -91,7 +92,7 @@ def test_greedy_monotone_and_locally_optimal(blobs, normalized, seed):
     assert np.all(np.diff(f) >= -1e-12 * np.abs(f).max())
     assert f[-1] == pytest.approx(res.objective, abs=1e-12)
     assert res.objective == pytest.approx(labels_value(K, CHAIN3, labels, normalized), abs=1e-10)
-    np.testing.assert_array_equal(res.X, partition_matrix(labels, c, normalized=normalized))
+    np.testing.assert_array_equal(res.X, partition_matrix(labels, c, normalization=normalization))
     assert res.extras["P"] is res.X and res.extras["relaxed_objective"] is None
     # no single move improves it (brute force over all m (c - 1) moves)
     for i in range(m):
@@ -151,7 +152,7 @@ def test_spectral_proposition2(A):
     value = prop2_value(K, A)
     assert objective(K, A, P) == pytest.approx(value, abs=1e-10)
     assert res.extras["relaxed_objective"] == pytest.approx(value, abs=1e-10)
-    np.testing.assert_array_equal(res.X, partition_matrix(res.extras["labels"], 3, normalized=True))
+    np.testing.assert_array_equal(res.X, partition_matrix(res.extras["labels"], 3, normalization="l2"))
     assert res.objective == pytest.approx(objective(K, A, res.X), abs=1e-12)
     rng = np.random.default_rng(0)
     for _ in range(200):
@@ -190,7 +191,7 @@ def test_cccp_monotone_and_reaches_the_spectral_relaxation(seed):
     assert res.extras["relaxed_objective"] == res.history[-1]["objective"]
     np.testing.assert_allclose(P.T @ P, np.eye(3), atol=1e-12)
     np.testing.assert_allclose(P @ P.T, top_projector(K, 3), atol=1e-9)
-    np.testing.assert_array_equal(res.X, partition_matrix(res.extras["labels"], 3, normalized=True))
+    np.testing.assert_array_equal(res.X, partition_matrix(res.extras["labels"], 3, normalization="l2"))
     assert res.objective == pytest.approx(objective(K, CHAIN3, res.X), abs=1e-12)
 
 
@@ -242,7 +243,7 @@ def test_nmf_nonnegative_fixed_point_valid_labels(blobs, init):
     assert labels.min() >= 0 and labels.max() < c
     np.testing.assert_array_equal(labels, np.argmax(P, axis=1))
     assert res.objective == pytest.approx(labels_value(K, CHAIN3, labels), abs=1e-12)
-    np.testing.assert_array_equal(res.X, partition_matrix(labels, c, normalized=True))
+    np.testing.assert_array_equal(res.X, partition_matrix(labels, c, normalization="l2"))
     assert adjusted_rand_score(y, labels) == 1.0  # well separated blobs
 
 
@@ -287,6 +288,8 @@ def test_bad_kernels(method, blobs):
         method(K, np.ones((1, 1)))
     with pytest.raises(ValueError, match="A"):
         method(K, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="normalization"):
+        method(K, CHAIN3, normalization="yes")
     with pytest.raises(ValueError, match="normalized"):
         method(K, CHAIN3, normalized="yes")
 
@@ -380,7 +383,7 @@ def test_inputs_are_not_modified(method, blobs):
 
 def test_objective_checks_its_inputs(blobs):
     K, y = blobs
-    P = partition_matrix(y, 3, normalized=True)
+    P = partition_matrix(y, 3, normalization="l2")
     for bad, name in [(dict(K=np.where(np.eye(K.shape[0]) > 0, np.nan, K)), "K"),
                       (dict(A=np.full((3, 3), np.nan)), "A"),
                       (dict(P=np.full_like(P, np.inf)), "P"),
@@ -424,7 +427,9 @@ def test_flags_are_booleans_not_truthy_values(flag, blobs):
         partition_matrix(y, 3, normalized=flag)
     with pytest.raises(ValueError, match="^centered"):
         hsic(K, K, centered=flag)
-    np.testing.assert_array_equal(partition_matrix(y, 3, normalized=np.True_), partition_matrix(y, 3, normalized=True))
+    with pytest.warns(FutureWarning, match="normalized= is renamed normalization="):
+        old = partition_matrix(y, 3, normalized=np.True_)
+    np.testing.assert_array_equal(old, partition_matrix(y, 3, normalization="l2"))
     assert hsic(K, K, centered=np.False_) == hsic(K, K, centered=False)
 
 

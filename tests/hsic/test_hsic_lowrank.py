@@ -197,7 +197,7 @@ def test_objective_and_residuals_of_a_partition():
     m, c = 9, 3
     K, A = random_instance(m, c)
     labels = np.array([0, 2, 1, 1, 0, 2, 2, 1, 0])
-    P = partition_matrix(labels, c, normalized=True)
+    P = partition_matrix(labels, c, normalization="l2")
     Y = P.T.reshape(-1, 1)  # vec stacks the columns
     assert lowrank_objective(K, A, Y) == pytest.approx(cluhsic_objective(K, A, P), rel=1e-12)
     res = lowrank_residuals(Y, m, c)
@@ -248,7 +248,7 @@ def test_blobs_lowrank_reaches_sdp_optimum(seed):
     optimum = cached_optimum("blobs", 12, 3)
     res = lowrank(K, A, rank=10, bias=0.0, random_state=seed)
     assert res.objective == pytest.approx(optimum, rel=1e-5)
-    assert res.objective > 1.2 * cluhsic_objective(K, A, partition_matrix(y, 3, normalized=True))
+    assert res.objective > 1.2 * cluhsic_objective(K, A, partition_matrix(y, 3, normalization="l2"))
 
 
 def test_reproducible_with_seed():
@@ -299,7 +299,7 @@ def test_status_and_warning_when_a_limit_is_hit():
 def test_starting_point():
     m, c = 9, 3
     K, A, y = blob_instance(m, c)
-    Y0 = partition_matrix(y, c, normalized=True).T.reshape(-1, 1)
+    Y0 = partition_matrix(y, c, normalization="l2").T.reshape(-1, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         res = lowrank(K, A, Y0=Y0, bias=0.0)
@@ -322,7 +322,7 @@ def test_the_result_names_the_labels_of_its_start():
     given = np.roll(y, 1)
     np.testing.assert_array_equal(lowrank(K, A, init=given, max_iter=2).extras["start_labels"], given)
     assert lowrank(K, A, init="random", max_iter=2, random_state=0).extras["start_labels"] is None
-    Y0 = partition_matrix(y, c, normalized=True).T.reshape(-1, 1)
+    Y0 = partition_matrix(y, c, normalization="l2").T.reshape(-1, 1)
     assert lowrank(K, A, Y0=Y0, max_iter=2).extras["start_labels"] is None
 
 
@@ -402,9 +402,9 @@ def test_alignment_restores_the_chain_order():
     m, c = 30, 5
     K, A, y = blob_instance(m, c)
     scrambled = np.array([3, 0, 4, 1, 2])[y]
-    aligned = align_clusters(K, A, scrambled, rng=0)
+    aligned = align_clusters(K, A, scrambled, random_state=0)
     assert (np.array_equal(aligned, y) or np.array_equal(aligned, c - 1 - y))
-    P = lambda labels: partition_matrix(labels, c, normalized=True)
+    P = lambda labels: partition_matrix(labels, c, normalization="l2")
     assert cluhsic_objective(K, A, P(aligned)) > cluhsic_objective(K, A, P(scrambled))
 
 
@@ -424,7 +424,7 @@ def test_spectral_start_beats_random_start_on_blobs():
     spectral_start = lowrank(K, A, rank=5, random_state=0)
     truth = lowrank(K, A, rank=5, init=y, random_state=0)
     np.testing.assert_allclose(spectral_start.objective, truth.objective, rtol=1e-4)
-    exact = cluhsic_objective(K, A, partition_matrix(y, c, normalized=True))
+    exact = cluhsic_objective(K, A, partition_matrix(y, c, normalization="l2"))
     assert spectral_start.objective >= exact * (1 - 1e-4)
 
 
@@ -443,7 +443,7 @@ def test_inputs_are_not_modified():
     K, A, y = blob_instance(m, c)
     known = np.full(m, -1)
     known[[0, 5]] = [2, 1]
-    Y0 = partition_matrix(y, c, normalized=True).T.reshape(-1, 1) + 0.01
+    Y0 = partition_matrix(y, c, normalization="l2").T.reshape(-1, 1) + 0.01
     arguments = (K, A, known, Y0, y)
     copies = [a.copy() for a in arguments]
     lowrank(K, A, known=known, Y0=Y0, random_state=0)

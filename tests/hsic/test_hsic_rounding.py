@@ -47,7 +47,7 @@ def test_exact_partition_is_recovered_exactly(seed):
     m, c = 11, 4
     labels = np.concatenate([np.arange(c), rng.integers(0, c, size=m - c)])
     rng.shuffle(labels)
-    P = partition_matrix(labels, c, normalized=True)
+    P = partition_matrix(labels, c, normalization="l2")
     y = vec(P)
     for Y in (y[:, None], y, -y[:, None]):  # r = 1, as a vector, and with the opposite sign
         got, P_out = round_lowrank(Y, m, c)
@@ -80,7 +80,7 @@ def test_alternating_projection_output():
     convergence is linear and slow near the limit, hence the larger iteration limit."""
     rng = np.random.default_rng(1)
     labels = np.concatenate([np.arange(3), rng.integers(0, 3, size=9)])
-    Pi0 = np.abs(partition_matrix(labels, 3, normalized=True) + 0.05 * rng.normal(size=(12, 3)))
+    Pi0 = np.abs(partition_matrix(labels, 3, normalization="l2") + 0.05 * rng.normal(size=(12, 3)))
     Pi, iterations = alternating_projection(Pi0, max_iter=2000)
     assert Pi.min() >= 0 and 1 < iterations < 2000
     np.testing.assert_allclose(Pi.T @ Pi, np.eye(3), atol=1e-8)
@@ -190,7 +190,7 @@ def test_round_sdp_bad_input(Q, m, c, match):
 def test_round_best_checks_kernels_and_keeps_inputs():
     m, c = 12, 3
     K, A, y = blobs(m)
-    Y = vec(partition_matrix(y, c, normalized=True))[:, None] + 0.01
+    Y = vec(partition_matrix(y, c, normalization="l2"))[:, None] + 0.01
     copies = K.copy(), A.copy(), Y.copy()
     labels, _ = round_best(Y, K, A, random_state=0)
     assert accuracy(y, labels, CHAIN3) == 1.0
@@ -224,7 +224,7 @@ def test_alternating_projection_leaves_its_start_unchanged():
 ])
 def test_round_best_bad_input_names_the_argument(kwargs, match):
     K, A, y = blobs(12)
-    args = {"Y": vec(partition_matrix(y, 3, normalized=True))[:, None] + 0.01, "K": K, "A": A, **kwargs}
+    args = {"Y": vec(partition_matrix(y, 3, normalization="l2"))[:, None] + 0.01, "K": K, "A": A, **kwargs}
     with pytest.raises((ValueError, TypeError), match=match):
         round_best(args.pop("Y"), args.pop("K"), args.pop("A"), **args)
 

@@ -61,7 +61,7 @@ def test_lifted_partition_is_feasible_and_keeps_the_objective():
     m, c = 9, 3
     K, A = instance(m, c)
     labels = random_labels(m, c, rng)
-    P = partition_matrix(labels, c, normalized=True)
+    P = partition_matrix(labels, c, normalization="l2")
     Q = lift(P)
     relaxation = CLUHSICSDP(K, A, known=np.where(rng.random(m) < 0.5, labels, -1))
     assert max(relaxation.residuals(Q).values()) < 1e-12
@@ -80,7 +80,7 @@ def test_lifted_partition_is_feasible_and_keeps_the_objective():
 def test_residuals_detect_each_violation():
     m, c = 6, 2
     K, A = instance(m, c)
-    P = partition_matrix([0, 0, 0, 1, 1, 1], c, normalized=True)
+    P = partition_matrix([0, 0, 0, 1, 1, 1], c, normalization="l2")
     Q = lift(P)
     relaxation = CLUHSICSDP(K, A, known=[0, -1, -1, -1, -1, 1])
     bad = Q.copy()
@@ -94,7 +94,7 @@ def test_residuals_detect_each_violation():
     asym[0, 1] += 0.1
     assert relaxation.residuals(asym)["symmetry"] > 0.01
     # cluster 1 holding point 0 violates known[0] = 0
-    swapped = lift(partition_matrix([1, 0, 0, 0, 1, 1], c, normalized=True))
+    swapped = lift(partition_matrix([1, 0, 0, 0, 1, 1], c, normalization="l2"))
     assert relaxation.residuals(swapped)["known"] > 0.5
 
 
@@ -275,7 +275,7 @@ def test_relaxation_bounds_every_hard_partition():
     for labels in itertools.product(range(c), repeat=m):
         if len(set(labels)) < c:
             continue
-        P = partition_matrix(np.array(labels), c, normalized=True)
+        P = partition_matrix(np.array(labels), c, normalization="l2")
         value = objective(K, A, P)
         assert relaxation.objective(lift(P)) == pytest.approx(value, rel=1e-12, abs=1e-12)
         best = max(best, value)
@@ -294,7 +294,7 @@ def test_objective_scale_bounds_every_feasible_objective():
     scale = relaxation.objective_scale()
     assert scale == pytest.approx(c * np.abs(np.linalg.eigvalsh(A)).max() * np.abs(np.linalg.eigvalsh(K)).max())
     for _ in range(20):
-        P = partition_matrix(random_labels(m, c, rng), c, normalized=True)
+        P = partition_matrix(random_labels(m, c, rng), c, normalization="l2")
         assert abs(relaxation.objective(lift(P))) <= scale
     assert abs(relaxation.solve("reference", **REFERENCE).objective) <= scale
 
@@ -324,7 +324,7 @@ def test_dual_value_is_an_upper_bound_for_any_multiplier():
     K, A = instance(m, c)
     relaxation = CLUHSICSDP(K, A)
     n = relaxation.operator.n
-    hard = [relaxation.objective(lift(partition_matrix(rng.permutation([0, 0, 0, 1, 1, 1]), c, normalized=True)))
+    hard = [relaxation.objective(lift(partition_matrix(rng.permutation([0, 0, 0, 1, 1, 1]), c, normalization="l2")))
             for _ in range(10)]
     for _ in range(5):
         y = rng.standard_normal(relaxation.operator.b.size)
@@ -539,13 +539,13 @@ def test_proposition_3_rank_one_feasible_points_are_exactly_the_lifted_partition
     for labels in itertools.product(range(c), repeat=m):
         if len(set(labels)) < c:
             continue
-        P = partition_matrix(np.array(labels), c, normalized=True)
+        P = partition_matrix(np.array(labels), c, normalization="l2")
         assert worst(P) < 1e-12 and worst(-P) < 1e-12  # Lemma 2: P >= 0 or P <= 0
         best = max(best, relaxation.objective(lift(P)))
         assert relaxation.objective(lift(P)) == pytest.approx(objective(K, A, P))
-    assert best == pytest.approx(max(objective(K, A, partition_matrix(np.array(lab), c, normalized=True))
+    assert best == pytest.approx(max(objective(K, A, partition_matrix(np.array(lab), c, normalization="l2"))
                                      for lab in itertools.product(range(c), repeat=m) if len(set(lab)) == c))
-    P = partition_matrix(np.array([0, 0, 0, 1, 1, 1]), c, normalized=True)
+    P = partition_matrix(np.array([0, 0, 0, 1, 1, 1]), c, normalization="l2")
     mixed = P.copy()
     mixed[0, 0] *= -1  # mixed signs: Q >= 0 fails (Lemma 2)
     assert relaxation.residuals(lift(mixed))["nonnegativity"] > 0.1
