@@ -36,6 +36,8 @@ from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 
+from . import expression_reader
+
 __all__ = ["StandardForm", "form_of", "standard_form"]
 
 # the variable attributes the class can read (the others change the problem's nature)
@@ -272,6 +274,10 @@ class _Reader:
     def objective(self, expr, weight: float) -> None:
         """Add ``weight * expr`` to the objective of the minimisation."""
         if _is_linear(expr):
+            constant = expression_reader.add_objective(expr, self.X, weight, self.C)
+            if constant is not None:  # read from the expression tree
+                self.constant += constant
+                return
             A, b = self._affine(expr)
             self.C += weight * np.asarray(A.sum(axis=0)).reshape(self.n, self.n)
             self.constant += weight * float(b.sum())
@@ -302,6 +308,11 @@ class _Reader:
                              "squared norm must be added when minimizing, subtracted when maximizing)")
         if not _is_linear(argument):
             raise ValueError(f"the squared norm in {_describe(expr)} must be of an affine expression of X")
+        square = expression_reader.squared_norm(argument, self.X, weight, self.C)
+        if square is not None:  # ||a X + E||^2 read from the expression tree
+            self.c += square[0]
+            self.constant += square[1]
+            return
         A, b = self._affine(argument)
         n = self.n
         gram = (A.T @ A).tocsr()
@@ -322,6 +333,8 @@ class _Reader:
         if not all(_is_linear(arg) for arg in constraint.args):
             raise ValueError(f"{name} is not affine in X: the class has X >> 0 and affine equalities and "
                              "inequalities of X")
+        if expression_reader.read_constraint(self, constraint, name):  # read from the expression tree
+            return
         if isinstance(constraint, cp.constraints.PSD):
             A, b = self._affine(constraint.args[0])
             identity = _symmetric_identity(self.n)
@@ -388,10 +401,10 @@ class _Reader:
         if np.any(self.L > self.U):
             i, j = np.argwhere(self.L > self.U)[0]
             raise ValueError(f"the bounds on X[{i}, {j}] are infeasible: {self.L[i, j]:g} > {self.U[i, j]:g}")
-        A = sp.vstack(self.rows, format="csr") if self.rows else sp.csr_matrix((0, n * n))
+        A = expression_reader.stack_rows(self.rows, n)
         lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
         hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
-        C = (self.C + self.C.T) / 2
+        C = expression_reader.symmetrize_in_place(self.C)
         return StandardForm(n=n, sense=sense, c=float(self.c), C=C, constant=float(self.constant), psd=self.psd,
                             L=self.L, U=self.U, A=A, lo=lo, hi=hi, variable=self.X)
 
