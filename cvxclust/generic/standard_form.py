@@ -36,7 +36,7 @@ from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 
-from . import expression_reader
+from . import expression_form
 
 __all__ = ["StandardForm", "form_of", "standard_form"]
 
@@ -274,7 +274,7 @@ class _Reader:
     def objective(self, expr, weight: float) -> None:
         """Add ``weight * expr`` to the objective of the minimisation."""
         if _is_linear(expr):
-            constant = expression_reader.add_objective(expr, self.X, weight, self.C)
+            constant = expression_form.add_objective(expr, self.X, weight, self.C)
             if constant is not None:  # read from the expression tree
                 self.constant += constant
                 return
@@ -308,7 +308,7 @@ class _Reader:
                              "squared norm must be added when minimizing, subtracted when maximizing)")
         if not _is_linear(argument):
             raise ValueError(f"the squared norm in {_describe(expr)} must be of an affine expression of X")
-        square = expression_reader.squared_norm(argument, self.X, weight, self.C)
+        square = expression_form.squared_norm(argument, self.X, weight, self.C)
         if square is not None:  # ||a X + E||^2 read from the expression tree
             self.c += square[0]
             self.constant += square[1]
@@ -333,7 +333,7 @@ class _Reader:
         if not all(_is_linear(arg) for arg in constraint.args):
             raise ValueError(f"{name} is not affine in X: the class has X >> 0 and affine equalities and "
                              "inequalities of X")
-        if expression_reader.read_constraint(self, constraint, name):  # read from the expression tree
+        if expression_form.read_constraint(self, constraint, name):  # read from the expression tree
             return
         if isinstance(constraint, cp.constraints.PSD):
             A, b = self._affine(constraint.args[0])
@@ -401,10 +401,10 @@ class _Reader:
         if np.any(self.L > self.U):
             i, j = np.argwhere(self.L > self.U)[0]
             raise ValueError(f"the bounds on X[{i}, {j}] are infeasible: {self.L[i, j]:g} > {self.U[i, j]:g}")
-        A = expression_reader.stack_rows(self.rows, n)
+        A = expression_form.stack_rows(self.rows, n)
         lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
         hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
-        C = expression_reader.symmetrize_in_place(self.C)
+        C = expression_form.symmetrize_in_place(self.C)
         return StandardForm(n=n, sense=sense, c=float(self.c), C=C, constant=float(self.constant), psd=self.psd,
                             L=self.L, U=self.U, A=A, lo=lo, hi=hi, variable=self.X)
 

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cvxclust.generic import expression_reader, standard_form
-from cvxclust.generic.expression_reader import read_affine, row_sums_matrix, symmetrize_in_place
+from cvxclust.generic import expression_form, expression_reader, standard_form
+from cvxclust.generic.expression_form import row_sums_matrix, stack_rows, symmetrize_in_place
+from cvxclust.generic.expression_reader import read_affine
 
 N = 6
 RNG = np.random.default_rng(7)
@@ -107,8 +108,8 @@ def assert_same_form(new, old, rng):
 def test_objectives_read_as_the_coefficient_backend_reads_them(objective, monkeypatch):
     X = cp.Variable((N, N), symmetric=True)
     problem = cp.Problem(OBJECTIVES[objective](X))
-    for term in problem.objective.expr.args if isinstance(problem.objective.expr, cp.atoms.affine.add_expr.AddExpression) \
-            else [problem.objective.expr]:
+    expr = problem.objective.expr
+    for term in expr.args if isinstance(expr, cp.atoms.affine.add_expr.AddExpression) else [expr]:
         if term.is_affine():
             assert read_affine(term, X) is not None, term
     assert_same_form(standard_form(problem), fallback_form(problem, monkeypatch), np.random.default_rng(0))
@@ -189,7 +190,7 @@ def test_row_sums_matrix_is_the_symmetrised_row_sums():
 
 @pytest.mark.parametrize("n", [1, 5, 7])
 def test_symmetrize_in_place_over_several_blocks(n, monkeypatch):
-    monkeypatch.setattr(expression_reader, "_BLOCK", 2)
+    monkeypatch.setattr(expression_form, "_BLOCK", 2)
     C = np.random.default_rng(n).standard_normal((n, n))
     expected = (C + C.T) / 2
     assert symmetrize_in_place(C) is C
