@@ -15,8 +15,10 @@ rows.  A user writes it with cvxpy atoms: a linear objective (``trace(C @ X)``,
 ``norm(X - K, "fro")**2``, ``sum(square(X - K))``), ``X >> 0``, bounds on X or its slices
 (``X >= 0``, ``diag(X) <= u``), and any affine equality or inequality of X.
 
-Every affine expression is read once into its coefficients on ``vec(X)`` (a sparse matrix with
-as many rows as the expression has entries) by cvxpy's own linear-operator backend; a row whose
+The atoms of the class are read straight from the expression tree at linear cost
+(:mod:`cvxclust.generic.expression_reader`); any other affine expression is read once into its
+coefficients on ``vec(X)`` (a sparse matrix with as many rows as the expression has entries) by
+cvxpy's own linear-operator backend.  Either way, a row whose
 only entry is one ``X_ij`` (with its mirror ``X_ji``) becomes a bound, every other row a row of
 ``A``.  Nothing is canonicalised into cones, and no ``n^2 x n^2`` dense operator is formed.
 Rows act on symmetric matrices, so each is symmetrised: ``A(X) = <A_r, X>`` with ``A_r``
