@@ -19,7 +19,7 @@ RNG = np.random.default_rng(7)
 B = RNG.standard_normal((N, N))  # not symmetric
 K = (B + B.T) / 2
 S = sp.random(N, N, density=0.3, random_state=3, format="csr") + sp.eye(N, format="csr")  # sparse, not symmetric
-U = np.abs(K) + 1
+U = np.abs(B) + 1  # not symmetric: a bound on X[i, j] is one on X[j, i]
 u = np.arange(1.0, N + 1)
 v = RNG.standard_normal(N)
 
@@ -58,6 +58,7 @@ CONSTRAINTS = {
     "row sums": lambda X: [cp.sum(X, axis=1) == 1],
     "column sums": lambda X: [cp.sum(X, axis=0) <= v],
     "keepdims sums": lambda X: [cp.sum(X, axis=1, keepdims=True) >= -1],
+    "axis sums with offsets": lambda X: [cp.sum(X - 1, axis=0) <= v, cp.sum(2 * X - B, axis=1, keepdims=True) >= -1],
     "scaled row sums": lambda X: [cp.NonNeg(3 * cp.sum(X, axis=0) - 2)],
     "trace": lambda X: [cp.trace(X) == 2, cp.Zero(cp.trace(X) - 2)],
     "total": lambda X: [cp.sum(X) <= 4],
