@@ -189,6 +189,16 @@ def test_row_sums_matrix_is_the_symmetrised_row_sums():
     assert A.has_canonical_format and A.nnz == len(I) * (2 * n - 1)
 
 
+def test_stack_rows_is_vstack_of_the_blocks():
+    n = 4
+    blocks = [sp.random(2, n * n, density=0.3, random_state=0, format="csr"),
+              expression_form.RowSumsBlock(np.array([1, 3]), np.array([2.0, -1.0]), n),
+              sp.csr_matrix((0, n * n)), sp.random(3, n * n, density=0.2, random_state=1, format="csr")]
+    dense = [b.tocsr() for b in blocks]
+    np.testing.assert_array_equal(stack_rows(blocks, n).toarray(), sp.vstack(dense).toarray())
+    assert stack_rows([], n).shape == (0, n * n)
+
+
 @pytest.mark.parametrize("n", [1, 5, 7])
 def test_symmetrize_in_place_over_several_blocks(n, monkeypatch):
     monkeypatch.setattr(expression_form, "_BLOCK", 2)
