@@ -15,8 +15,10 @@ rows.  A user writes it with cvxpy atoms: a linear objective (``trace(C @ X)``,
 ``norm(X - K, "fro")**2``, ``sum(square(X - K))``), ``X >> 0``, bounds on X or its slices
 (``X >= 0``, ``diag(X) <= u``), and any affine equality or inequality of X.
 
-Every affine expression is read once into its coefficients on ``vec(X)`` (a sparse matrix with
-as many rows as the expression has entries) by cvxpy's own linear-operator backend; a row whose
+The atoms of the class are read straight from the expression tree at linear cost
+(:mod:`cvxclust.generic.expression_reader`); any other affine expression is read once into its
+coefficients on ``vec(X)`` (a sparse matrix with as many rows as the expression has entries) by
+cvxpy's own linear-operator backend.  Either way, a row whose
 only entry is one ``X_ij`` (with its mirror ``X_ji``) becomes a bound, every other row a row of
 ``A``.  Nothing is canonicalised into cones, and no ``n^2 x n^2`` dense operator is formed.
 Rows act on symmetric matrices, so each is symmetrised: ``A(X) = <A_r, X>`` with ``A_r``
@@ -36,6 +38,8 @@ from cvxpy.atoms.affine.sum import Sum
 from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
+
+from . import expression_form
 
 __all__ = ["StandardForm", "standard_form"]
 
@@ -297,6 +301,10 @@ class _Reader:
     def objective(self, expr, weight: float) -> None:
         """Add ``weight * expr`` to the objective of the minimisation."""
         if _is_linear(expr):
+            constant = expression_form.add_objective(expr, self.X, weight, self.C)
+            if constant is not None:  # read from the expression tree
+                self.constant += constant
+                return
             A, b = self._affine(expr)
             self.C += weight * np.asarray(A.sum(axis=0)).reshape(self.n, self.n)
             self.constant += weight * float(b.sum())
@@ -327,6 +335,11 @@ class _Reader:
                              "squared norm must be added when minimizing, subtracted when maximizing)")
         if not _is_linear(argument):
             raise ValueError(f"the squared norm in {_describe(expr)} must be of an affine expression of X")
+        square = expression_form.squared_norm(argument, self.X, weight, self.C)
+        if square is not None:  # ||a X + E||^2 read from the expression tree
+            self.c += square[0]
+            self.constant += square[1]
+            return
         A, b = self._affine(argument)
         n = self.n
         gram = (A.T @ A).tocsr()
@@ -347,6 +360,8 @@ class _Reader:
         if not all(_is_linear(arg) for arg in constraint.args):
             raise ValueError(f"{name} is not affine in X: the class has X >> 0 and affine equalities and "
                              "inequalities of X")
+        if expression_form.read_constraint(self, constraint, name):  # read from the expression tree
+            return
         if isinstance(constraint, cp.constraints.PSD):
             A, b = self._affine(constraint.args[0])
             identity = _symmetric_identity(self.n)
@@ -413,10 +428,10 @@ class _Reader:
         if np.any(self.L > self.U):
             i, j = np.argwhere(self.L > self.U)[0]
             raise ValueError(f"the bounds on X[{i}, {j}] are infeasible: {self.L[i, j]:g} > {self.U[i, j]:g}")
-        A = sp.vstack(self.rows, format="csr") if self.rows else sp.csr_matrix((0, n * n))
+        A = expression_form.stack_rows(self.rows, n)
         lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
         hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
-        C = (self.C + self.C.T) / 2
+        C = expression_form.symmetrize_in_place(self.C)
         return StandardForm(n=n, sense=sense, c=float(self.c), C=C, constant=float(self.constant), psd=self.psd,
                             L=self.L, U=self.U, A=A, lo=lo, hi=hi, variable=self.X)
 

@@ -1,0 +1,262 @@
+"""The standard form's parts from affine expressions read by :mod:`cvxclust.generic.expression_reader`:
+the objective's coefficient added in place, a squared Frobenius norm, ``X >> 0``, entrywise bounds
+and symmetrised rows (row sums built with index arithmetic and written once into the rows' matrix).
+
+Each function returns None or False where the recogniser does not read the expression, or where its
+data are for the coefficient backend's path to refuse (with the same message as before).
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+from . import expression_reader
+from .expression_reader import Affine, Entries, Inner, RowSums, broadcast_entries, total_of, Unrecognised
+
+__all__ = ["RowSumsBlock", "add_objective", "read_constraint", "row_sums_matrix", "squared_norm", "stack_rows",
+           "symmetrize_in_place"]
+
+_BLOCK = 256  # rows per block of an in-place update (a temporary of _BLOCK x n at most)
+
+
+# ------------------------------------------------------------------------------------------------
+def _add_to(C: np.ndarray, W, a: float) -> None:
+    """``C += a * W`` in place (W: float, ndarray or sparse), with temporaries of a block of rows."""
+    if sp.issparse(W):
+        W = W.tocoo()
+        np.add.at(C, (W.row, W.col), a * W.data)
+    elif np.ndim(W) == 0:
+        C += a * float(W)
+    else:
+        for start in range(0, C.shape[0], _BLOCK):
+            block = slice(start, start + _BLOCK)
+            if a == 1.0:
+                C[block] += W[block]
+            elif a == -1.0:
+                C[block] -= W[block]
+            else:
+                C[block] += a * W[block]
+
+
+def add_objective(expr, X: cp.Variable, weight: float, C: np.ndarray) -> float | None:
+    """Add ``weight * expr`` (a scalar affine expression) to the coefficient ``C`` in place and
+    return its constant; None (C untouched) where the recogniser does not read ``expr``."""
+    affine = expression_reader.read_affine(expr, X)
+    if affine is None or affine.size != 1:
+        return None
+    try:
+        total = total_of(affine, (), X.shape[0])
+    except Unrecognised:
+        return None
+    for term in total.terms:
+        _add_to(C, term.W, weight * term.scale)
+    return weight * total.constant
+
+
+def _whole_scale(affine: Affine):
+    """``a`` when ``affine`` is ``a X + E`` with a scalar a, else None."""
+    if not affine.terms or not all(isinstance(t, Entries) and t.whole and np.ndim(t.coef) == 0
+                                   and not sp.issparse(t.coef) for t in affine.terms):
+        return None
+    return float(sum(float(t.coef) for t in affine.terms))
+
+
+def squared_norm(argument, X: cp.Variable, weight: float, C: np.ndarray):
+    """Add the linear part of ``weight * ||a X + E||_F^2`` to ``C`` in place and return ``(weight
+    a^2, weight ||E||^2)``; None (C untouched) unless ``argument`` is read as ``a X + E``, a != 0."""
+    affine = expression_reader.read_affine(argument, X)
+    a = None if affine is None else _whole_scale(affine)
+    if not a:
+        return None
+    n = X.shape[0]
+    E = affine.constant
+    if np.any(E):
+        _add_to(C, E if np.ndim(E) == 0 else np.broadcast_to(E, (n, n)), 2.0 * weight * a)
+    square = float(np.vdot(E, E)) * (n * n / max(np.size(E), 1))
+    return weight * a * a, weight * square
+
+
+def symmetrize_in_place(C: np.ndarray) -> np.ndarray:
+    """``C <- (C + C^T) / 2`` in place, block by block (no temporary of the size of C); returns C."""
+    n = C.shape[0]
+    for i in range(0, n, _BLOCK):
+        rows = slice(i, i + _BLOCK)
+        block = C[rows, rows]
+        block[...] = (block + block.T) / 2
+        for j in range(i + _BLOCK, n, _BLOCK):
+            columns = slice(j, j + _BLOCK)
+            mean = (C[rows, columns] + C[columns, rows].T) / 2
+            C[rows, columns] = mean
+            C[columns, rows] = mean.T
+    return C
+
+
+def read_constraint(reader, constraint, name: str) -> bool:
+    """Read ``constraint`` into ``reader`` (the standard form's reader: its ``psd``, ``L``, ``U``,
+    ``rows``/``lo``/``hi`` and ``_rows``); False (nothing read) where the recogniser does not read
+    it, or it has data the reader must refuse (the coefficient backend's path then reads it)."""
+    X = reader.X
+    if isinstance(constraint, cp.constraints.PSD):
+        affine = expression_reader.read_affine(constraint.args[0], X)
+        a = None if affine is None else _whole_scale(affine)
+        if a is None or a <= 0 or np.any(affine.constant):
+            return False
+        reader.psd = True
+        return True
+    if isinstance(constraint, (cp.constraints.Equality, cp.constraints.Zero)):
+        sides = (-1.0, -1.0)
+    elif isinstance(constraint, (cp.constraints.Inequality, cp.constraints.NonPos)):
+        sides = (-np.inf, -1.0)
+    elif isinstance(constraint, cp.constraints.NonNeg):
+        sides = (-1.0, np.inf)
+    else:
+        return False
+    affine = expression_reader.read_affine(constraint.expr, X)
+    if affine is None or not np.all(np.isfinite(affine.constant)) or not all(_finite(t) for t in affine.terms):
+        return False
+    b = affine.constant
+    lo, hi = (side * b if np.isfinite(side) else side for side in sides)
+    terms = affine.terms
+    if terms and all(isinstance(t, Entries) and t.whole and not sp.issparse(t.coef) for t in terms):
+        coef = terms[0].coef
+        for t in terms[1:]:
+            coef = coef + t.coef
+        if np.any(np.asarray(coef) == 0):
+            return False
+        _whole_bounds(reader, coef, lo, hi)
+        return True
+    n = reader.n
+    if len(terms) == 1 and isinstance(terms[0], RowSums) and n > 1:
+        coef, I = (np.broadcast_to(a, affine.shape).ravel(order="F") for a in (terms[0].coef, terms[0].I))
+        if np.all(coef != 0):
+            reader.rows.append(RowSumsBlock(I, coef, n))
+            reader.lo.append(np.broadcast_to(lo, affine.shape).ravel(order="F").astype(float))
+            reader.hi.append(np.broadcast_to(hi, affine.shape).ravel(order="F").astype(float))
+            return True
+    try:
+        A = _rows_matrix(affine, n)
+    except Unrecognised:
+        return False
+    flat = (np.broadcast_to(side, affine.shape).ravel(order="F").astype(float) for side in (lo, hi))
+    reader._rows(A, *flat, name)
+    return True
+
+
+def _finite(term) -> bool:
+    values = {Entries: "coef", RowSums: "coef", Inner: "W"}[type(term)]
+    value = getattr(term, values)
+    data = value.data if sp.issparse(value) else value
+    return bool(np.all(np.isfinite(data))) and (not isinstance(term, Inner) or np.isfinite(term.scale))
+
+
+def _whole_bounds(reader, coef, lo, hi) -> None:
+    """``lo <= coef * X <= hi`` entrywise (every coefficient nonzero) as bounds on X and its mirror."""
+    low, high = lo / coef, hi / coef
+    if np.ndim(coef) == 0:
+        if coef < 0:
+            low, high = high, low
+    else:
+        low, high = np.where(coef > 0, low, high), np.where(coef > 0, high, low)
+    n = reader.n
+    for bound, value, better in ((reader.L, low, np.maximum), (reader.U, high, np.minimum)):
+        if np.ndim(value) == 0:
+            if np.isfinite(value):
+                better(bound, value, out=bound)
+        else:
+            value = np.broadcast_to(value, (n, n))
+            better(bound, value, out=bound)
+            better(bound, value.T, out=bound)
+
+
+class RowSumsBlock:
+    """The symmetrised rows ``coef_r (e_i 1^T + 1 e_i^T) / 2`` (``i = I_r``) on ``vec(X)``, held as
+    ``(I, coef)`` until :func:`stack_rows` writes them into the rows' matrix (so that they are never
+    held twice).  Each row has ``2 n - 1`` entries: ``coef_r`` at ``(i, i)``, ``coef_r / 2`` elsewhere
+    in row and column i."""
+
+    def __init__(self, I: np.ndarray, coef: np.ndarray, n: int):
+        self.I, self.coef, self.n = np.asarray(I, dtype=np.int64), np.asarray(coef, dtype=float), n
+        self.width = 2 * n - 1
+        self.shape = (len(self.I), n * n)
+        self.nnz = len(self.I) * self.width
+
+    def fill(self, data: np.ndarray, indices: np.ndarray) -> None:
+        """Write the rows' values and column indices (each row sorted) into ``data`` and ``indices``."""
+        n, width = self.n, self.width
+        column = np.arange(n, dtype=indices.dtype) * n  # (k, i) is k n + i
+        row = np.arange(n, dtype=indices.dtype)  # (i, k) is i n + k
+        for r, i in enumerate(self.I):
+            start = r * width
+            indices[start:start + i] = column[:i] + i
+            indices[start + i:start + i + n] = row + i * n
+            indices[start + i + n:start + width] = column[i + 1:] + i
+        data.reshape(-1, width)[...] = (self.coef / 2)[:, None]
+        data[np.arange(len(self.I)) * width + 2 * self.I] = self.coef
+
+    def tocsr(self) -> sp.csr_matrix:
+        return stack_rows([self], self.n)
+
+
+def row_sums_matrix(I: np.ndarray, coef: np.ndarray, n: int) -> sp.csr_matrix:
+    """:class:`RowSumsBlock` as a CSR matrix of shape ``(len(I), n^2)``."""
+    return RowSumsBlock(I, coef, n).tocsr()
+
+
+def stack_rows(blocks: list, n: int) -> sp.csr_matrix:
+    """The rows' matrix of the standard form: the blocks (sparse matrices, :class:`RowSumsBlock`)
+    one above the other, written once into arrays of the final size."""
+    if not blocks:
+        return sp.csr_matrix((0, n * n))
+    m, total = sum(b.shape[0] for b in blocks), sum(b.nnz for b in blocks)
+    dtype = np.int32 if max(total, n * n) < 2**31 - 1 else np.int64
+    data, indices = np.empty(total), np.empty(total, dtype=dtype)
+    indptr = np.zeros(m + 1, dtype=dtype)
+    row = offset = 0
+    for block in blocks:
+        rows, nnz = block.shape[0], block.nnz
+        if isinstance(block, RowSumsBlock):
+            block.fill(data[offset:offset + nnz], indices[offset:offset + nnz])
+            ends = np.arange(1, rows + 1) * block.width
+        else:
+            block = sp.csr_matrix(block)
+            data[offset:offset + nnz], indices[offset:offset + nnz] = block.data, block.indices
+            ends = block.indptr[1:]
+        indptr[row + 1:row + rows + 1] = ends + offset
+        row, offset = row + rows, offset + nnz
+    return sp.csr_matrix((data, indices, indptr), shape=(m, n * n))
+
+
+def _rows_matrix(affine: Affine, n: int) -> sp.csr_matrix:
+    """The symmetrised rows of ``affine`` (one per entry, in cvxpy's column-major order) on ``vec(X)``."""
+    shape, size = affine.shape, affine.size
+    rows, i_all, j_all, values = [], [], [], []
+    position = np.arange(size)
+    for term in affine.terms:
+        if isinstance(term, Entries) and sp.issparse(term.coef):  # the whole X times a sparse matrix
+            W = term.coef.tocoo()
+            rows.append(W.row + W.col * n)
+            i_all.append(W.row), j_all.append(W.col), values.append(W.data)
+        elif isinstance(term, Entries):
+            coef, I, J = (a.ravel(order="F") for a in broadcast_entries(term, shape, n))
+            rows.append(position), i_all.append(I), j_all.append(J), values.append(coef)
+        elif isinstance(term, RowSums):
+            coef, I = (np.broadcast_to(a, shape).ravel(order="F") for a in (term.coef, term.I))
+            rows.append(np.repeat(position, n)), i_all.append(np.repeat(I, n))
+            j_all.append(np.tile(np.arange(n), size)), values.append(np.repeat(coef, n))
+        else:  # an Inner term: the expression is a scalar
+            W = term.W
+            if sp.issparse(W):
+                W = W.tocoo()
+                i, j, v = W.row, W.col, W.data
+            else:
+                i, j = (a.ravel() for a in np.indices((n, n)))
+                v = np.broadcast_to(W, (n, n)).ravel()
+            rows.append(np.zeros(i.size, dtype=int)), i_all.append(i), j_all.append(j), values.append(term.scale * v)
+    row, i, j, v = (np.concatenate(a) if a else np.zeros(0, dtype=int) for a in (rows, i_all, j_all, values))
+    half = v / 2
+    columns = np.concatenate([i * n + j, j * n + i])
+    A = sp.csr_matrix((np.concatenate([half, half]), (np.concatenate([row, row]), columns)), shape=(size, n * n))
+    A.sum_duplicates()
+    return A

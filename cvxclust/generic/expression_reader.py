@@ -1,0 +1,345 @@
+r"""Read the affine expressions of the class straight from the cvxpy expression tree, at linear cost.
+
+:mod:`cvxclust.generic.standard_form` reads every affine expression of the symmetric variable X
+through cvxpy's coefficient backend, into a sparse matrix with one column per entry of X, and
+then symmetrises it: an ``n x n`` data matrix costs tens of eigendecompositions of order n before
+the solver starts.  The atoms the class is written with say directly what they do to X, so this
+module recognises them and describes an affine expression of shape ``s`` as a sum of terms, each
+giving one value per entry ``p`` of the expression (arrays broadcast to ``s``):
+
+* :class:`Entries` ``coef[p] * X[I[p], J[p]]``, or ``coef * X`` for the whole of X (``I = J =
+  None``; ``coef`` may then be a sparse matrix): ``X``, ``a * X``, ``multiply(C, X)``, ``X.T``,
+  ``diag(X)``, ``X[i, j]``, ``X[i, :]``, slices;
+* :class:`RowSums` ``coef[p] * sum_k X[I[p], k]``: ``sum(X, axis=0 | 1)`` (a column sum of a
+  symmetric X is the row sum of the same index);
+* :class:`Inner` ``scale * <W, X>`` (a scalar expression): ``sum(...)``, ``trace(...)``,
+  ``vdot(C, X)``, ``trace(C @ X)`` (which cvxpy writes ``sum(multiply(C, X.T))``);
+
+plus a constant.  Nothing of the size of X is copied to describe it: a data matrix is referred to,
+a transpose is dropped (X is symmetric, and so is every coefficient once the reader symmetrises
+it).  What it does not recognise returns None, and the coefficient backend reads that expression
+as before.  The description becomes the objective's coefficient in place, entrywise bounds (a
+whole-matrix bound updates L and U in place), or symmetrised rows built with index arithmetic
+(:mod:`cvxclust.generic.expression_form`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+from cvxpy.atoms.affine.add_expr import AddExpression
+from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
+from cvxpy.atoms.affine.broadcast_to import broadcast_to
+from cvxpy.atoms.affine.conj import conj
+from cvxpy.atoms.affine.diag import diag_mat
+from cvxpy.atoms.affine.index import index
+from cvxpy.atoms.affine.promote import Promote
+from cvxpy.atoms.affine.real import real
+from cvxpy.atoms.affine.reshape import reshape
+from cvxpy.atoms.affine.sum import Sum
+from cvxpy.atoms.affine.trace import Trace
+from cvxpy.atoms.affine.transpose import transpose
+from cvxpy.atoms.affine.unary_operators import NegExpression
+
+__all__ = ["Affine", "Entries", "Inner", "RowSums", "Unrecognised", "broadcast_entries", "read_affine", "total_of"]
+
+
+class Unrecognised(Exception):
+    """Raised inside the recogniser when a part of the expression is outside what it reads."""
+
+
+@dataclass
+class Entries:
+    """``coef[p] * X[I[p], J[p]]`` for each entry p (broadcast); ``I = J = None``: ``coef * X``."""
+
+    coef: object
+    I: np.ndarray | None = None
+    J: np.ndarray | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self.I is None
+
+
+@dataclass
+class RowSums:
+    """``coef[p] * sum_k X[I[p], k]`` for each entry p (broadcast)."""
+
+    coef: object
+    I: np.ndarray
+
+
+@dataclass
+class Inner:
+    """``scale * <W, X>``; ``W`` a float (every entry W), an ndarray of shape (n, n) or a sparse matrix."""
+
+    W: object
+    scale: float = 1.0
+
+
+@dataclass
+class Affine:
+    """An affine expression of X of shape ``shape``: the sum of ``terms`` and ``constant`` (broadcast)."""
+
+    shape: tuple
+    terms: list = field(default_factory=list)
+    constant: object = 0.0
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=int))
+
+
+def read_affine(expr, X: cp.Variable) -> Affine | None:
+    """The description of the affine expression ``expr`` of ``X``, or None where it has a part the
+    recogniser does not read (the coefficient backend then reads it)."""
+    try:
+        return _read(expr, X)
+    except Unrecognised:
+        return None
+
+
+# ------------------------------------------------------------------------------------------------
+# the recogniser
+# ------------------------------------------------------------------------------------------------
+def _read(expr, X) -> Affine:
+    shape = tuple(expr.shape)
+    if len(shape) > 2:
+        raise Unrecognised
+    if isinstance(expr, cp.Variable):
+        if expr.id != X.id:
+            raise Unrecognised
+        return Affine(shape, [Entries(1.0)])
+    if expr.is_constant():
+        value = _value(expr)
+        return Affine(shape, [], value.toarray() if sp.issparse(value) else value)
+    if isinstance(expr, NegExpression):
+        return _scaled(_read(expr.args[0], X), -1.0, shape)
+    if isinstance(expr, AddExpression):
+        parts = [_read(arg, X) for arg in expr.args]
+        if any(p.shape != shape and p.size == 1 and _has_inner(p) for p in parts):
+            raise Unrecognised
+        constant = parts[0].constant
+        for p in parts[1:]:
+            constant = constant + p.constant
+        return Affine(shape, [t for p in parts for t in p.terms], constant)
+    if isinstance(expr, (multiply, MulExpression)):
+        return _product(expr.args[0], expr.args[1], shape, X, matrix=not isinstance(expr, multiply))
+    if isinstance(expr, DivExpression) and expr.args[1].is_constant():
+        value = _value(expr.args[1])
+        if sp.issparse(value):
+            raise Unrecognised
+        return _scaled(_read(expr.args[0], X), 1.0 / value, shape)
+    if isinstance(expr, (Promote, broadcast_to)):
+        inner = _read(expr.args[0], X)
+        if _has_inner(inner) and int(np.prod(shape, dtype=int)) != 1:
+            raise Unrecognised
+        return Affine(shape, inner.terms, inner.constant)
+    if isinstance(expr, (conj, real)):  # of a real expression (complex ones are refused before)
+        inner = _read(expr.args[0], X)
+        return Affine(shape, inner.terms, inner.constant)
+    if isinstance(expr, transpose) and expr.axes is None:
+        return _transposed(_read(expr.args[0], X), shape)
+    if isinstance(expr, Sum):
+        return _summed(expr, shape, X)
+    if isinstance(expr, diag_mat):
+        return _diagonal(_read(expr.args[0], X), expr.k, X.shape[0])
+    if isinstance(expr, Trace):
+        return total_of(_diagonal(_read(expr.args[0], X), 0, X.shape[0]), shape, X.shape[0])
+    if isinstance(expr, index):
+        return _indexed(_read(expr.args[0], X), expr.key, shape, X.shape[0])
+    raise Unrecognised
+
+
+def _value(expr):
+    """The value of a constant expression: a float, an ndarray that broadcasts to its shape (a
+    promoted scalar stays a float), or a sparse matrix."""
+    while isinstance(expr, (Promote, broadcast_to)):
+        expr = expr.args[0]
+    value = expr.value
+    if sp.issparse(value):
+        return sp.csr_matrix(value)
+    value = np.asarray(value)
+    if np.iscomplexobj(value):
+        raise Unrecognised
+    return float(value) if value.size == 1 and value.ndim == 0 else value.astype(float, copy=False)
+
+
+def _has_inner(affine: Affine) -> bool:
+    return any(isinstance(t, Inner) for t in affine.terms)
+
+
+def _times(a, b):
+    """``a * b`` without a copy when either is the float 1."""
+    if isinstance(a, float) and a == 1.0:
+        return b
+    if isinstance(b, float) and b == 1.0:
+        return a
+    if sp.issparse(a) or sp.issparse(b):
+        if np.ndim(a) and np.ndim(b) and not (sp.issparse(a) and sp.issparse(b)):
+            raise Unrecognised
+        return (a * b) if np.ndim(a) == 0 or np.ndim(b) == 0 else a.multiply(b)
+    return a * b
+
+
+def _scaled(affine: Affine, value, shape) -> Affine:
+    """``value * affine`` (elementwise, broadcast to ``shape``)."""
+    scalar = np.ndim(value) == 0 and not sp.issparse(value)
+    terms = []
+    for t in affine.terms:
+        if isinstance(t, Entries):
+            if sp.issparse(value) and not (t.whole and np.ndim(t.coef) == 0):
+                raise Unrecognised
+            terms.append(Entries(_times(t.coef, value), t.I, t.J))
+        elif isinstance(t, RowSums) and not sp.issparse(value):
+            terms.append(RowSums(_times(t.coef, value), t.I))
+        elif isinstance(t, Inner) and scalar:
+            terms.append(Inner(t.W, t.scale * float(value)))
+        else:
+            raise Unrecognised
+    constant = affine.constant
+    if sp.issparse(value):
+        constant = value.multiply(constant).toarray() if np.any(constant) else 0.0
+    else:
+        constant = _times(constant, value) if np.any(constant) else 0.0
+    return Affine(shape, terms, constant)
+
+
+def _product(left, right, shape, X, matrix: bool) -> Affine:
+    """``left * right`` with one side constant (``matrix``: ``@``, read with a scalar side or as the
+    dot product of two vectors)."""
+    if right.is_constant():
+        left, right = right, left
+    if not left.is_constant():
+        raise Unrecognised
+    if matrix and left.size != 1 and right.size != 1:
+        if left.ndim != 1 or right.ndim != 1:
+            raise Unrecognised
+        return total_of(_scaled(_read(right, X), _value(left), right.shape), shape, X.shape[0])
+    return _scaled(_read(right, X), _value(left), shape)
+
+
+def _transposed(affine: Affine, shape) -> Affine:
+    if len(shape) < 2:
+        return Affine(shape, affine.terms, affine.constant)
+    before = shape[::-1]
+
+    def t(a):
+        if np.ndim(a) == 0:
+            return a
+        return a.T if sp.issparse(a) else np.broadcast_to(a, before).T
+
+    terms = []
+    for term in affine.terms:
+        if isinstance(term, Entries):  # a whole X is its own transpose
+            terms.append(Entries(t(term.coef)) if term.whole else Entries(t(term.coef), t(term.I), t(term.J)))
+        elif isinstance(term, RowSums):
+            terms.append(RowSums(t(term.coef), t(term.I)))
+        else:
+            terms.append(term)
+    return Affine(shape, terms, t(affine.constant))
+
+
+def _grid(n: int):
+    r = np.arange(n)
+    return r[:, None], r[None, :]
+
+
+def broadcast_entries(term: Entries, shape, n: int):
+    """``(coef, I, J)`` of an entries term, broadcast to ``shape`` (views, no copies)."""
+    if sp.issparse(term.coef):
+        raise Unrecognised
+    I, J = _grid(n) if term.whole else (term.I, term.J)
+    return tuple(np.broadcast_to(a, shape) for a in (term.coef, I, J))
+
+
+def _diagonal(affine: Affine, k: int, n: int) -> Affine:
+    """``diag(affine, k)`` of a square matrix expression."""
+    before = affine.shape
+    if len(before) != 2:
+        raise Unrecognised
+    shape = (max(0, min(before[0], before[1] - k) if k >= 0 else min(before[0] + k, before[1])),)
+    terms = []
+    for term in affine.terms:
+        if not isinstance(term, Entries):
+            raise Unrecognised
+        coef, I, J = (a.diagonal(k) for a in broadcast_entries(term, before, n))
+        terms.append(Entries(coef, I, J))
+    constant = affine.constant
+    if np.ndim(constant):
+        constant = np.broadcast_to(constant, before).diagonal(k)
+    return Affine(shape, terms, constant)
+
+
+def _indexed(affine: Affine, key, shape, n: int) -> Affine:
+    if not all(isinstance(k, slice) for k in key):
+        raise Unrecognised
+    before = affine.shape
+
+    def pick(a):
+        return np.broadcast_to(a, before)[key].reshape(shape)
+
+    terms = []
+    for term in affine.terms:
+        if isinstance(term, Entries):
+            terms.append(Entries(*(pick(a) for a in broadcast_entries(term, before, n))))
+        elif isinstance(term, RowSums):
+            terms.append(RowSums(pick(term.coef), pick(term.I)))
+        else:
+            raise Unrecognised
+    constant = affine.constant if np.ndim(affine.constant) == 0 else pick(affine.constant)
+    return Affine(shape, terms, constant)
+
+
+def _summed(expr, shape, X) -> Affine:
+    argument = expr.args[0]
+    if expr.axis is None and isinstance(argument, multiply):
+        # vdot(C, X) is sum(multiply(conj(reshape(C)), reshape(X))): read it at the matrices' shape
+        left, right = (a.args[0] if isinstance(a, conj) else a for a in argument.args)
+        if isinstance(left, reshape) and isinstance(right, reshape) and left.order == right.order \
+                and left.args[0].shape == right.args[0].shape:
+            inner = left.args[0].shape
+            return total_of(_product(left.args[0], right.args[0], inner, X, matrix=False), shape, X.shape[0])
+    affine = _read(argument, X)
+    n = X.shape[0]
+    if expr.axis is None:
+        return total_of(affine, shape, n)
+    if not isinstance(expr.axis, (int, np.integer)) or affine.shape != (n, n):
+        raise Unrecognised
+    coef = 0.0
+    for term in affine.terms:
+        if not (isinstance(term, Entries) and term.whole and np.ndim(term.coef) == 0):
+            raise Unrecognised
+        coef += float(term.coef)
+    constant = affine.constant if np.ndim(affine.constant) == 0 else \
+        np.broadcast_to(affine.constant, affine.shape).sum(axis=expr.axis, keepdims=expr.keepdims)
+    if np.ndim(constant) == 0:
+        constant = constant * n
+    terms = [RowSums(coef, np.arange(n).reshape(shape))] if affine.terms else []
+    return Affine(shape, terms, constant)
+
+
+def total_of(affine: Affine, shape, n: int) -> Affine:
+    """The sum of every entry of ``affine``: a scalar of :class:`Inner` terms."""
+    terms = []
+    for term in affine.terms:
+        if isinstance(term, Inner):
+            terms.append(term)
+        elif isinstance(term, Entries) and term.whole and affine.shape == (n, n):
+            scalar = np.ndim(term.coef) == 0 and not sp.issparse(term.coef)
+            W = term.coef if scalar or sp.issparse(term.coef) else np.broadcast_to(term.coef, (n, n))
+            terms.append(Inner(float(W), 1.0) if scalar else Inner(W))
+        elif isinstance(term, Entries):
+            coef, I, J = (a.ravel() for a in broadcast_entries(term, affine.shape, n))
+            terms.append(Inner(sp.csr_matrix((coef, (I, J)), shape=(n, n))))
+        elif isinstance(term, RowSums):
+            coef, I = (np.broadcast_to(a, affine.shape).ravel() for a in (term.coef, term.I))
+            W = sp.csr_matrix((np.repeat(coef, n), (np.repeat(I, n), np.tile(np.arange(n), I.size))), shape=(n, n))
+            terms.append(Inner(W))
+        else:
+            raise Unrecognised
+    constant = float(np.sum(affine.constant)) * (affine.size / max(np.size(affine.constant), 1))
+    return Affine(shape, terms, constant)
