@@ -217,7 +217,7 @@ def check_random_state(random_state, name: str = "random_state") -> np.random.Ra
     return _sklearn_random_state(random_state)
 
 
-def validate_X(estimator, X, **kwargs) -> np.ndarray:
+def check_X(estimator, X, **kwargs) -> np.ndarray:
     """scikit-learn's ``validate_data(estimator, X, **kwargs)`` for an estimator's ``fit``, with
     every error naming ``X``: scikit-learn's own messages do for NaN but not for a 1-D array, too
     few samples, strings or complex numbers.  The original message is kept whole (after

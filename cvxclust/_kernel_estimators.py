@@ -18,9 +18,9 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClusterMixin
 
 
-from ._checks import check_labels, check_square_matrix, validate_X
+from ._checks import check_labels, check_square_matrix, check_X
 from .kernels import center, knn_affinity, linear, median_distance, polynomial, rbf
-from .parameters import Interval, Options, validate_parameters
+from .parameters import Interval, Options, check_parameters
 from .structures import as_structure, flat, n_clusters as structure_size
 
 __all__ = ["AFFINITIES", "ArrayLike", "KERNEL_PARAMETERS", "KernelClusterMixin", "RANDOM_STATE", "affinity_matrix",
@@ -176,8 +176,8 @@ class KernelClusterMixin(ClusterMixin, BaseEstimator):
     def _validated_data(self, X) -> np.ndarray:
         """Check the parameters (``_parameter_constraints``) and X (``validate_data``, at least
         two samples, at least as many as the estimator's ``_cluster_count()``); return X."""
-        validate_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
-        X = validate_X(self, X, ensure_min_samples=2)
+        check_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
+        X = check_X(self, X, ensure_min_samples=2)
         n_clusters = self._cluster_count()
         if n_clusters > X.shape[0]:
             raise ValueError(f"n_clusters={n_clusters} must be at most the number of samples, {X.shape[0]}")

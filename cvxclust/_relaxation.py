@@ -23,7 +23,7 @@ import cvxpy as cp
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .parameters import Interval, Options, validate_parameter
+from .parameters import Interval, Options, check_parameter
 from .result import Result
 
 __all__ = ["Relaxation", "Result", "ConvergenceWarning"]
@@ -360,16 +360,16 @@ def solve_reference(
     ``X``, cvxpy's optimal value (``+inf`` or ``-inf``) as its objective, no residuals, and a
     ``ConvergenceWarning``; any other end without a point raises a ``RuntimeError``.
     """
-    solver = validate_parameter("solver", solver.upper() if isinstance(solver, str) else solver,
+    solver = check_parameter("solver", solver.upper() if isinstance(solver, str) else solver,
                                 [Options(*REFERENCE_SOLVERS), None], "the reference")
-    eps = validate_parameter("eps", eps, [*_TOLERANCE, None], "the reference")
-    verbose = validate_parameter("verbose", verbose, ["boolean"], "the reference")
+    eps = check_parameter("eps", eps, [*_TOLERANCE, None], "the reference")
+    verbose = check_parameter("verbose", verbose, ["boolean"], "the reference")
     # the keywords are checked before the problem is built (with the solver still to choose,
     # against the solver whose keyword each one is)
     for name in [solver] if solver is not None else REFERENCE_SOLVERS:
         for key, constraints in _SOLVER_KEYWORDS[name].items():
             if key in solver_options:
-                solver_options[key] = validate_parameter(key, solver_options[key], constraints,
+                solver_options[key] = check_parameter(key, solver_options[key], constraints,
                                                          f"the reference ({name})")
     problem = relaxation.problem()
     if solver is None:

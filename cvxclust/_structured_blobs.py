@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 
 from ._checks import check_data_size, check_random_state
-from .parameters import Interval, validate_parameter, validate_parameters
+from .parameters import Interval, check_parameter, check_parameters
 from .structures import as_structure
 
 __all__ = ["structure_layout", "structured_blobs"]
@@ -44,7 +44,7 @@ def structure_layout(structure, spacing: float = 1.0) -> np.ndarray:
         One centre per cluster, in the order of ``structure.graph["clusters"]``; ``d`` is the
         number of positive eigenvalues of B.
     """
-    spacing = validate_parameter("spacing", spacing, _SPACING, "structure_layout")
+    spacing = check_parameter("spacing", spacing, _SPACING, "structure_layout")
     G = as_structure(structure)
     clusters = G.graph["clusters"]
     lengths = dict(nx.all_pairs_shortest_path_length(G.to_undirected(as_view=True)))
@@ -104,7 +104,7 @@ def structured_blobs(structure, n_samples: int = 500, *, spacing: float = 4.0, c
     """
     G = as_structure(structure)
     c = len(G.graph["clusters"])
-    validate_parameters({"n_samples": [Interval(Integral, c, None, closed="left")],
+    check_parameters({"n_samples": [Interval(Integral, c, None, closed="left")],
                          "spacing": _SPACING,
                          "cluster_std": [Interval(Real, 0, None, closed="left")]},
                         {"n_samples": n_samples, "spacing": spacing, "cluster_std": cluster_std}, "structured_blobs")

@@ -25,7 +25,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .parameters import Interval, validate_parameter
+from .parameters import Interval, check_parameter
 
 __all__ = ["AndersonAccelerator"]
 
@@ -59,10 +59,10 @@ class AndersonAccelerator:
 
     def __init__(self, memory: int, safeguard: float, size: int):
         owner = type(self).__name__
-        self.memory = validate_parameter("memory", memory, [Interval(Integral, 0, None, closed="left")], owner)
-        self.safeguard = validate_parameter("safeguard", safeguard, [Interval(Real, 0, None, closed="neither")],
+        self.memory = check_parameter("memory", memory, [Interval(Integral, 0, None, closed="left")], owner)
+        self.safeguard = check_parameter("safeguard", safeguard, [Interval(Real, 0, None, closed="neither")],
                                             owner)
-        size = validate_parameter("size", size, [Interval(Integral, 1, None, closed="left")], owner)
+        size = check_parameter("size", size, [Interval(Integral, 1, None, closed="left")], owner)
         if self.memory:
             self.dT = np.empty((self.memory, size))  # differences of T(s) = dS + dG
             self.dG = np.empty((self.memory, size))

@@ -58,7 +58,7 @@ from pathlib import Path
 
 from ._deprecation import warn_deprecated
 from ._relaxation import REFERENCE_SOLVERS, Relaxation, Result
-from .parameters import validate_parameter
+from .parameters import check_parameter
 from .solvers import POSITIVE, IterativeSolver
 from .validation import ValidationReport, validate
 
@@ -208,7 +208,7 @@ def _check_options(path, method: str, options: dict) -> None:
     for key, value in options.items():
         if key in table:
             try:
-                validate_parameter(key, value, table[key], method)
+                check_parameter(key, value, table[key], method)
             except ValueError as exc:
                 raise _fail(path, f"options.{method}.{key}", str(exc)) from None
 

@@ -13,7 +13,7 @@ import scipy.linalg as sla
 from threadpoolctl import ThreadpoolController
 
 from ._checks import as_float_array, check_bool, check_int_range, check_square_matrix
-from .parameters import Interval, validate_parameter
+from .parameters import Interval, check_parameter
 
 __all__ = ["alternating_projections", "project_psd", "project_simplex", "project_simplex_rows", "PSDProjector"]
 
@@ -168,7 +168,7 @@ class PSDProjector:
                  min_partial_size: int | None = None):
         n = check_int_range(n, "n", 1)
         partial = check_bool(partial, "partial")
-        switch_fraction = validate_parameter("switch_fraction", switch_fraction,
+        switch_fraction = check_parameter("switch_fraction", switch_fraction,
                                              [Interval(Real, 0, 1, closed="both")], "PSDProjector")
         self.n = n
         if min_partial_size is not None:

@@ -27,8 +27,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["InvalidParameterError", "Interval", "Options", "check_parameter", "check_parameters",
-           "validate_parameter", "validate_parameters"]
+from ._deprecation import module_getattr
+
+__all__ = ["InvalidParameterError", "Interval", "Options", "check_parameter", "check_parameters"]
 
 
 class InvalidParameterError(ValueError, TypeError):
@@ -182,6 +183,6 @@ def check_parameters(table: Mapping, values: Mapping, owner: str | None = None) 
     return checked
 
 
-#: the earlier names of :func:`check_parameter` and :func:`check_parameters`
-validate_parameter = check_parameter
-validate_parameters = check_parameters
+# the earlier names, kept for one release: "validate" is comparing against the reference
+__getattr__ = module_getattr(__name__, {"validate_parameter": ("check_parameter", check_parameter),
+                                        "validate_parameters": ("check_parameters", check_parameters)})

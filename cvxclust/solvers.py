@@ -44,7 +44,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ._progress import Progress, claim_call_start
 from ._deprecation import warn_deprecated
 from .linalg import blas_threads
-from .parameters import Interval, validate_parameter
+from .parameters import Interval, check_parameter
 from .penalty import ResidualBalancing
 from .result import Result, relative_gap
 
@@ -184,7 +184,7 @@ class IterativeSolver:
         self.relaxation = relaxation
         for name, param in self.parameters.items():
             value = params.get(name, param.default)
-            setattr(self, name, validate_parameter(name, value, param.constraints, self.method))
+            setattr(self, name, check_parameter(name, value, param.constraints, self.method))
         if relaxation is not None:
             self.sense = getattr(relaxation, "sense", "minimize")
         self.status: str | None = None

@@ -38,7 +38,7 @@ from sklearn.model_selection import ParameterGrid
 from .datasets import load_dataset
 from .metrics import accuracy, nmi
 from .parallel import run_tasks
-from .parameters import validate_parameter
+from .parameters import check_parameter
 
 __all__ = ["sweep", "read_spec", "COLUMNS"]
 
@@ -237,7 +237,7 @@ def sweep(estimators, datasets, grid=None, *, out=None, random_state=0, blas_thr
     if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, Integral)
                                      or blas_threads < 1):
         raise ValueError(f"blas_threads must be a positive int or None, got {blas_threads!r}")
-    progress = validate_parameter("progress", progress, ["boolean"], "sweep")
+    progress = check_parameter("progress", progress, ["boolean"], "sweep")
     if out is not None:
         out = _check_out(out)
     estimators = {str(k): v for k, v in estimators.items()}

@@ -21,7 +21,7 @@ import numpy as np
 from ._deprecation import renamed_parameter
 from ._relaxation import REFERENCE_SOLVERS, Relaxation
 from ._validation_report import Comparison, ValidationReport, has_point, is_inaccurate
-from .parameters import Interval, Options, validate_parameter
+from .parameters import Interval, Options, check_parameter
 from .result import Result
 
 __all__ = ["validate", "compare", "Comparison", "ValidationReport"]
@@ -44,7 +44,7 @@ def _tolerances(owner: str, given: dict, renamed: dict) -> dict:
         given[new] = renamed_parameter(owner, old, value, new, given[new], new_default=_TOLERANCE_DEFAULTS[new],
                                        stacklevel=5)
         spelt[new] = old
-    return {new: validate_parameter(spelt[new], value, _TOLERANCE if _TOLERANCE_DEFAULTS[new] else
+    return {new: check_parameter(spelt[new], value, _TOLERANCE if _TOLERANCE_DEFAULTS[new] else
                                     [*_TOLERANCE, None], owner) for new, value in given.items()}
 
 
@@ -170,7 +170,7 @@ def validate(
         Naming the bad argument, before anything is solved (``reference_options`` are checked
         by the reference, options of a method by that method).
     """
-    validate_parameter("name", name, [str, None], "validate")
+    check_parameter("name", name, [str, None], "validate")
     if isinstance(relaxation, cp.Problem):
         from .generic import CvxpyRelaxation
 
@@ -181,13 +181,13 @@ def validate(
     tols = _tolerances("validate", {"objective_tol": objective_tol, "residual_tol": residual_tol,
                                     "solution_tol": solution_tol}, renamed)
     for key, value in (("reference_options", reference_options), ("method_options", method_options)):
-        validate_parameter(key, value, ["dict", None], "validate")
+        check_parameter(key, value, ["dict", None], "validate")
     for key, value in (method_options or {}).items():
-        validate_parameter(f"method_options[{key!r}]", value, ["dict"], "validate")
-    reference_solver = validate_parameter("reference_solver", reference_solver.upper() if isinstance(
+        check_parameter(f"method_options[{key!r}]", value, ["dict"], "validate")
+    reference_solver = check_parameter("reference_solver", reference_solver.upper() if isinstance(
         reference_solver, str) else reference_solver, [Options(*REFERENCE_SOLVERS), None], "validate")
-    validate_parameter("errors", errors, [Options("raise", "record")], "validate")
-    validate_parameter("callback", callback, [callable, None], "validate")
+    check_parameter("errors", errors, [Options("raise", "record")], "validate")
+    check_parameter("callback", callback, [callable, None], "validate")
     if isinstance(methods, str):
         methods = [methods]
     if methods is not None and not isinstance(methods, Iterable):

@@ -49,7 +49,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from threadpoolctl import threadpool_limits
 
 from cvxclust import datasets, kernels, linalg, rounding
-from cvxclust._checks import validate_X
+from cvxclust._checks import check_X
 from cvxclust._image_sets import OBJECTS
 
 
@@ -584,10 +584,10 @@ def test_rotating_object_accepts_every_kind_of_seed():
 
 
 class _Clusterer(ClusterMixin, BaseEstimator):
-    """The smallest estimator that checks its data with ``validate_X``."""
+    """The smallest estimator that checks its data with ``check_X``."""
 
     def fit(self, X, y=None):
-        X = validate_X(self, X, ensure_min_samples=2)
+        X = check_X(self, X, ensure_min_samples=2)
         self.labels_ = np.zeros(len(X), dtype=int)
         return self
 
@@ -596,7 +596,7 @@ class _Clusterer(ClusterMixin, BaseEstimator):
 @given(mostly_valid(*data()))
 def test_validate_X_names_X(X):
     """scikit-learn's validate_data says "Expected 2D array" or "Found array with 1 sample(s)"
-    without naming X; validate_X names it and keeps the message."""
+    without naming X; check_X names it and keeps the message."""
     out = call(lambda X: _Clusterer().fit(X), X, names=["X"])
     if not valid_matrix(X, min_rows=2):
         assert_refused(out, "X")

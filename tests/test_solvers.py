@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 import cvxclust
 from cvxclust import Relaxation, Result
 from cvxclust.kernels import rbf
-from cvxclust.parameters import InvalidParameterError, Interval, Options, validate_parameter, validate_parameters
+from cvxclust.parameters import InvalidParameterError, Interval, Options, check_parameter, check_parameters
 from cvxclust.result import relative_gap
 from cvxclust._progress import Progress
 from cvxclust.solvers import STOP_REASONS, Certificate, IterativeSolver, Param, polish_due
@@ -224,25 +224,25 @@ def test_validation_report_displays():
 
 def test_parameter_messages_name_parameter_value_and_expectation():
     with pytest.raises(InvalidParameterError) as info:
-        validate_parameter("alpha", 2.0, [Interval(Real, 0, 2, closed="neither")], "admm")
+        check_parameter("alpha", 2.0, [Interval(Real, 0, 2, closed="neither")], "admm")
     assert str(info.value) == ("The 'alpha' parameter of admm must be a float in the range (0, 2). "
                                "Got 2.0 instead.")
-    assert validate_parameter("n", np.int32(3), [Interval(Integral, 1, None)]) == 3
-    assert type(validate_parameter("x", np.float32(0.5), [Interval(Real, 0, 1)])) is float
+    assert check_parameter("n", np.int32(3), [Interval(Integral, 1, None)]) == 3
+    assert type(check_parameter("x", np.float32(0.5), [Interval(Real, 0, 1)])) is float
     with pytest.raises(InvalidParameterError):
-        validate_parameter("x", float("nan"), [Interval(Real, None, None)])
+        check_parameter("x", float("nan"), [Interval(Real, None, None)])
     with pytest.raises(InvalidParameterError):
-        validate_parameter("x", np.inf, [Interval(Real, 0, None)])  # inf only where allowed
-    assert validate_parameter("method", "a", [Options("a", "b")]) == "a"
+        check_parameter("x", np.inf, [Interval(Real, 0, None)])  # inf only where allowed
+    assert check_parameter("method", "a", [Options("a", "b")]) == "a"
     with pytest.raises(InvalidParameterError, match="one of 'a', 'b'"):
-        validate_parameter("method", ["a"], [Options("a", "b")])
+        check_parameter("method", ["a"], [Options("a", "b")])
     with pytest.raises(InvalidParameterError):
-        validate_parameter("method", np.array(["a", "b"]), [Options("a", "b")])
+        check_parameter("method", np.array(["a", "b"]), [Options("a", "b")])
     with pytest.raises(InvalidParameterError, match="random_state"):
-        validate_parameter("random_state", -1, ["random_state"])
-    assert validate_parameters({"a": ["boolean"]}, {"a": np.bool_(True)}) == {"a": True}
+        check_parameter("random_state", -1, ["random_state"])
+    assert check_parameters({"a": ["boolean"]}, {"a": np.bool_(True)}) == {"a": True}
     with pytest.raises(TypeError, match="unexpected keyword argument 'b'"):
-        validate_parameters({"a": ["boolean"]}, {"b": 1})
+        check_parameters({"a": ["boolean"]}, {"b": 1})
 
 
 # -- Result -------------------------------------------------------------------------------------
@@ -356,14 +356,15 @@ def test_progress_position_is_the_log_progress_of_the_gap_and_residual(capsys):
 # -- one checking vocabulary ---------------------------------------------------------------------
 
 
-def test_check_parameter_is_the_primary_name_and_validate_its_alias():
+def test_check_parameter_is_the_primary_name_and_validate_its_old_spelling():
     from cvxclust import parameters
 
-    assert parameters.validate_parameter is parameters.check_parameter
-    assert parameters.validate_parameters is parameters.check_parameters
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the old names give no warning yet
-        assert parameters.validate_parameter("tol", np.float64(0.5), [Interval(Real, 0, 1)]) == 0.5
+    for old, new in [("validate_parameter", "check_parameter"), ("validate_parameters", "check_parameters")]:
+        with pytest.warns(FutureWarning, match=rf"cvxclust.parameters.{old} is renamed cvxclust.parameters.{new}"):
+            assert getattr(parameters, old) is getattr(parameters, new)
+    with pytest.warns(FutureWarning):
+        from cvxclust.parameters import validate_parameter
+    assert validate_parameter("tol", np.float64(0.5), [Interval(Real, 0, 1)]) == 0.5
     with pytest.raises(InvalidParameterError, match=r"^The 'k' parameter of f must be an int"):
         parameters.check_parameters({"k": [Interval(Integral, 1, None)]}, {"k": 0}, "f")
     # a message of the caller's own wording, with the expected values in words

@@ -35,10 +35,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_non_negative
 
-from .._checks import check_labels, check_random_state, validate_X
+from .._checks import check_labels, check_random_state, check_X
 from .._deprecation import DEPRECATED, renamed_parameter, warn_deprecated
 from ..linalg import blas_threads
-from ..parameters import Interval, Options, validate_parameter, validate_parameters
+from ..parameters import Interval, Options, check_parameter, check_parameters
 from ..solvers import POSITIVE
 from ._conditional import Conditional
 from ._conditional_jc import ConditionalJC
@@ -132,7 +132,7 @@ def hard_objective(X, divergence, labels, n_clusters: int, *, relaxation: str = 
     """
     relaxation = renamed_parameter("hard_objective", "method", method, "relaxation", relaxation,
                                    new_default="conditional-jc")
-    validate_parameters({"n_clusters": [Interval(Integral, 1, None, closed="left")],
+    check_parameters({"n_clusters": [Interval(Integral, 1, None, closed="left")],
                          "relaxation": [Options(*RELAXATIONS)], "alpha": POSITIVE},
                         {"n_clusters": n_clusters, "relaxation": relaxation, "alpha": alpha}, "hard_objective")
     div = get_divergence(divergence)
@@ -306,7 +306,7 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
         """The checked parameters, the old spellings resolved: ``method=<a relaxation>`` and
         ``solver_options={"method": ...}``; ``solver_options`` becomes a new dict."""
         name = type(self).__name__
-        params = validate_parameters(self._parameter_constraints, self.get_params(deep=False), name)
+        params = check_parameters(self._parameter_constraints, self.get_params(deep=False), name)
         params["solver_options"] = options = dict(params["solver_options"] or {})
         if params["method"] in RELAXATIONS:  # no method bears a relaxation's name
             _renamed(f"{name}: method={params['method']!r} names a relaxation", "relaxation", params,
@@ -316,7 +316,7 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
             _renamed(f"{name}: solver_options={{'method': ...}} is the estimator's method", "method", params,
                      options.pop("method"), "auto")
         cls = RELAXATION_CLASSES[params["relaxation"]]
-        validate_parameter("method", params["method"], [Options("auto", *cls.methods())], name)
+        check_parameter("method", params["method"], [Options("auto", *cls.methods())], name)
         own = sorted(set(options) & set(OWN_KEYS))
         if own:
             raise ValueError(f"solver_options of {name} must not hold {own}: the estimator sets them from its "
@@ -362,7 +362,7 @@ class BregmanClustering(ClusterMixin, BaseEstimator):
                 f"divergence {div.name!r} is not jointly convex, so relaxation='conditional-jc' (10) is not a "
                 "convex problem; use relaxation='conditional'"
             )
-        X = validate_X(self, X, dtype=np.float64)
+        X = check_X(self, X, dtype=np.float64)
         if isinstance(div, GeneralizedKL):
             check_non_negative(X, f"X (the {div.name} divergence needs nonnegative data)")
         # the relaxations of (17), (29), (33) divide by alpha, those of (17), (33) square the transfer

@@ -36,7 +36,7 @@ from numbers import Integral
 import numpy as np
 
 from .._checks import check_labels, check_n_clusters, check_positive, check_random_state
-from ..parameters import Interval, validate_parameters
+from ..parameters import Interval, check_parameters
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._hard_models import ConditionalModel, HardModel, JointModel, random_partition
@@ -176,7 +176,7 @@ def best_of(results: list[Result], key: str, *, maximize: bool = False) -> Resul
 
 def _alternate(method, model_class, X, divergence, n_clusters, init, n_init, refine, tol, max_iter, time_limit,
                random_state, **model_options) -> Result:
-    options = validate_parameters(
+    options = check_parameters(
         _PARAMETERS, {"n_init": n_init, "refine": refine, "tol": tol, "max_iter": max_iter,
                       "time_limit": time_limit, "random_state": random_state}, method)
     div = get_divergence(divergence)

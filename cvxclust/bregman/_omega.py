@@ -63,7 +63,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from .._checks import check_choice, check_data_matrix, check_int_range, check_n_clusters, check_random_state
-from ..parameters import validate_parameter
+from ..parameters import check_parameter
 
 __all__ = [
     "omega",
@@ -388,7 +388,7 @@ def omega_dual_subgradient(R, n_clusters: int, *, domain: str = "M3", svd_solver
         :math:`\Omega_*(R)`, only when ``return_value`` is True.
     """
     R, d = _check_matrix(R, "R", n_clusters, domain)
-    validate_parameter("random_state", random_state, ["random_state"], "omega_dual_subgradient")
+    check_parameter("random_state", random_state, ["random_state"], "omega_dual_subgradient")
     # G(cR) = G(R) and Omega_*(cR) = c Omega_*(R) for c > 0: scale first, as squares of tiny
     # entries (~1e-160) underflow to subnormals and lose their precision
     scale = _scale(R)

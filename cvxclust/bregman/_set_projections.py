@@ -14,7 +14,7 @@ import scipy.linalg as sla
 
 from .._checks import check_n_clusters, check_square_matrix
 from ..linalg import eigh_subset
-from ..parameters import Interval, validate_parameter
+from ..parameters import Interval, check_parameter
 from .._checks import as_finite_array
 
 __all__ = ["M2Projector", "double_center", "project_M2", "project_M3", "spectral_threshold"]
@@ -47,7 +47,7 @@ def spectral_threshold(sigma, bound: float) -> float:
         Naming ``sigma`` if it is not a finite 1-D array, ``bound`` if it is not positive.
     """
     sigma = as_finite_array(sigma, "sigma", ndim=1)
-    bound = validate_parameter("bound", bound, [Interval(Real, 0, None, closed="neither")], "spectral_threshold")
+    bound = check_parameter("bound", bound, [Interval(Real, 0, None, closed="neither")], "spectral_threshold")
 
     def g(theta):
         return float(np.clip(sigma - theta, 0.0, 1.0).sum())

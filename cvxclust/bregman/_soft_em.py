@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._checks import check_n_clusters, check_random_state
-from ..parameters import Interval, validate_parameters
+from ..parameters import Interval, check_parameters
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._hard_models import random_partition
@@ -142,7 +142,7 @@ def soft_bregman_em(X, divergence, n_clusters: int, *, n_init: int = 20, tol: fl
         ``restart_log_likelihoods`` : ndarray of shape (n_init,)
             The final log-likelihood of every restart.
     """
-    options = validate_parameters(_PARAMETERS, {"n_init": n_init, "tol": tol, "max_iter": max_iter,
+    options = check_parameters(_PARAMETERS, {"n_init": n_init, "tol": tol, "max_iter": max_iter,
                                                 "time_limit": time_limit, "random_state": random_state},
                                   "soft_bregman_em")
     div = get_divergence(divergence)

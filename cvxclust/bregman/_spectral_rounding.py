@@ -18,7 +18,7 @@ from sklearn.cluster import KMeans
 from sklearn.preprocessing import normalize
 
 from .._checks import check_n_clusters, check_random_state, check_square_matrix
-from ..parameters import Interval, validate_parameters
+from ..parameters import Interval, check_parameters
 from ..result import Result
 from ..rounding import spectral_embedding
 from .sets import equivalence_matrix
@@ -83,7 +83,7 @@ def round_equivalence(M, n_clusters: int, *, n_init: int = 10, random_state=None
     start = time.perf_counter()
     M = check_square_matrix(M, "M")
     d = check_n_clusters(n_clusters, M.shape[0])
-    params = validate_parameters(_PARAMETERS, {"n_init": n_init, "random_state": random_state, "score": score},
+    params = check_parameters(_PARAMETERS, {"n_init": n_init, "random_state": random_state, "score": score},
                                  "round_equivalence")
     n_init = params["n_init"]
     rng = check_random_state(random_state)

@@ -41,7 +41,7 @@ from .._checks import check_choice, check_int_range, check_square_matrix
 from .._kernel_estimators import RANDOM_STATE
 from ..kernels import kernel_kmeans
 from ..metrics import as_hierarchy
-from ..parameters import validate_parameter
+from ..parameters import check_parameter
 
 __all__ = ["LINKAGES", "kernel_distances", "hierarchical_kernel_kmeans", "hierarchical_agglomerative"]
 
@@ -187,7 +187,7 @@ def hierarchical_kernel_kmeans(K, structure, *, n_init: int = 10, random_state=N
     K = check_square_matrix(K, "K", min_size=2)
     H = as_hierarchy(structure)  # raises naming structure for a general graph
     n_init = check_int_range(n_init, "n_init", 1)
-    rng = check_random_state(validate_parameter("random_state", random_state, RANDOM_STATE))
+    rng = check_random_state(check_parameter("random_state", random_state, RANDOM_STATE))
 
     def split(idx: np.ndarray, b: int) -> list[np.ndarray]:
         sub = kernel_kmeans(K[np.ix_(idx, idx)], b, n_init=n_init, random_state=rng)

@@ -29,7 +29,7 @@ from .._kernel_keywords import (
 from .._local_search import best_refinement
 from ..hsic import CLUHSICSDP, lowrank, round_best
 from ..linalg import blas_threads
-from ..parameters import Interval, Options, validate_parameters
+from ..parameters import Interval, Options, check_parameters
 from ..structures import LOSS_KINDS, check_loss_matrix, loss_matrix, output_kernel
 from ._greedy import LocalSearch, search
 from ._output_kernels import relaxation_output_kernel
@@ -262,7 +262,7 @@ class CLUHSICAL(KernelClusterMixin):
                                           "refine_n_init", self.refine_n_init, new_default=5)
         options = check_solver_options("CLUHSICAL", self.solver_options, _RESERVED)
         if relaxation is None:
-            options = validate_parameters(_GREEDY_OPTIONS, options, "greedy")
+            options = check_parameters(_GREEDY_OPTIONS, options, "greedy")
         m = X.shape[0]
         A, loss = self._kernels()
         c = A.shape[0]

@@ -36,7 +36,7 @@ from .._checks import check_labels
 from .._kernel_estimators import RANDOM_STATE
 from .._local_search import SweepSearch, best_of_starts, remove_point
 from ..hsic import greedy as trace_greedy
-from ..parameters import Interval, Options, validate_parameters
+from ..parameters import Interval, Options, check_parameters
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param
 from ._output_kernels import equivalent_output_kernel
@@ -246,7 +246,7 @@ def greedy(K, A, loss, *, normalization="l1", C=None, gamma: float = 1.0, init=N
     ValueError or TypeError
         Naming ``K``, ``A``, ``loss``, ``init``, ``known`` or the parameter at fault.
     """
-    params = validate_parameters(PARAMETERS, {
+    params = check_parameters(PARAMETERS, {
         "normalization": normalization, "C": C, "gamma": gamma, "n_init": n_init, "tol": tol,
         "max_iter": max_iter, "time_limit": time_limit, "random_state": random_state}, "greedy")
     K, A, loss = check_problem(K, A, loss, at_most_m=True)

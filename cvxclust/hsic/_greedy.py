@@ -155,7 +155,7 @@ def greedy(K, A, *, normalization="l2", init=None, known=None, max_iter: int = 1
     known = check_known(known, m, c)
     n_init = check_int_range(n_init, "n_init", 1)
     params = {"max_iter": max_iter, "tol": tol, "time_limit": time_limit}
-    GreedySearch.validate(params)
+    GreedySearch.check(params)
     if init is not None:
         init = check_labels(init, m, c, name="init")
         if n_init != 1:

@@ -12,7 +12,7 @@ from sklearn.cluster import KMeans
 
 from .._checks import check_kernel, check_labels
 from .._trace import partition_matrix, trace_objective
-from ..parameters import Interval, validate_parameters
+from ..parameters import Interval, check_parameters
 from ..result import Result
 from ..solvers import IterativeSolver, Param
 from ..structures import check_output_kernel
@@ -74,6 +74,6 @@ class HeuristicSolver(IterativeSolver):
         return int(self.K.shape[0])
 
     @classmethod
-    def validate(cls, params: dict) -> dict:
+    def check(cls, params: dict) -> dict:
         """Check ``params`` against the table at the door, before any work."""
-        return validate_parameters({k: p.constraints for k, p in cls.parameters.items()}, params, cls.method)
+        return check_parameters({k: p.constraints for k, p in cls.parameters.items()}, params, cls.method)

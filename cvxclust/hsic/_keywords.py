@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .._checks import check_bool
 from .._deprecation import DEPRECATED, renamed_parameter
-from ..parameters import Options, validate_parameter
+from ..parameters import Options, check_parameter
 
 __all__ = ["NORMALIZATIONS", "check_normalization", "no_other_keywords", "normalization_of", "renamed"]
 
@@ -24,7 +24,7 @@ _ALL = (None, "l1", "l2")
 
 def check_normalization(normalization, owner: str, supported=NORMALIZATIONS):
     """``normalization`` if it is one of ``supported``; otherwise a ValueError naming it."""
-    normalization = validate_parameter("normalization", normalization, [Options(*_ALL)], owner)
+    normalization = check_parameter("normalization", normalization, [Options(*_ALL)], owner)
     if normalization not in supported:
         raise ValueError(f"{owner}: normalization={normalization!r} is not supported; use one of "
                          f"{', '.join(map(repr, supported))} (None: the objective (2.3), 'l2': (2.4))")

@@ -95,7 +95,7 @@ from scipy.optimize import Bounds, minimize
 
 from .._checks import check_kernel, check_labels, check_random_state
 from ..linalg import scipy_blas_threads
-from ..parameters import Interval, Options, validate_parameter
+from ..parameters import Interval, Options, check_parameter
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._factor import AugmentedLagrangian, check_factor, factor_residuals, restore_feasibility
@@ -173,7 +173,7 @@ class LowRank(IterativeSolver):
             raise ValueError(f"A must be c x c with 2 <= c <= m = {m} (the number of clusters), got c = {c}")
         self.known = None if known is None else check_labels(known, m, c, name="known", allow_unknown=True)
         if isinstance(init, str):
-            init = validate_parameter("init", init, [Options("spectral", "random")], self.method)
+            init = check_parameter("init", init, [Options("spectral", "random")], self.method)
         else:
             init = check_labels(init, m, c, name="init")
         self.init = init

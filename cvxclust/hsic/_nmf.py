@@ -132,7 +132,7 @@ def nmf(K, A, *, normalization="l2", init=None, known=None, max_iter: int = 5000
     normalized = normalization_of("nmf", normalization, deprecated) == "l2"
     no_other_keywords("nmf", deprecated)
     known = check_known(known, m, c)
-    params = NMF.validate({"max_iter": max_iter, "tol": tol, "time_limit": time_limit})
+    params = NMF.check({"max_iter": max_iter, "tol": tol, "time_limit": time_limit})
     if init is not None:
         init = check_labels(init, m, c, name="init")
     rng = check_random_state(random_state)

@@ -24,7 +24,7 @@ from scipy.optimize import linear_sum_assignment, quadratic_assignment
 
 from .._checks import check_int_range, check_labels
 from .._trace import partition_matrix, trace_objective
-from ..parameters import validate_parameter
+from ..parameters import check_parameter
 from ._greedy import greedy
 from ._heuristic_base import check_kernels, check_known
 from ._keywords import no_other_keywords, normalization_of, renamed
@@ -44,7 +44,7 @@ def _checked(owner, K, A, labels, known, normalization, n_init, random_state, ol
     m, c = K.shape[0], A.shape[0]
     labels = check_labels(labels, m, c, name="labels")
     known = None if known is None else check_known(known, m, c)
-    rng = np.random.default_rng(validate_parameter("random_state", random_state, ["random_state"]))
+    rng = np.random.default_rng(check_parameter("random_state", random_state, ["random_state"]))
     return K, A, labels, known, normalized, n_init, rng
 
 

@@ -188,7 +188,7 @@ def cccp(K, A, *, normalization="l2", init=None, max_iter: int = 500, tol: float
     normalized = normalization_of("cccp", normalization, deprecated) == "l2"
     no_other_keywords("cccp", deprecated)
     n_init = check_int_range(n_init, "n_init", 1)
-    params = CCCP.validate({"max_iter": max_iter, "tol": tol, "time_limit": time_limit})
+    params = CCCP.check({"max_iter": max_iter, "tol": tol, "time_limit": time_limit})
     rng = check_random_state(random_state)
     run = CCCP(K, A, _orthonormal_start(init, m, c, rng), **params).run()
     labels = kmeans_rows(run.X, c, n_init, rng)

@@ -7,11 +7,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._checks import check_random_state, validate_X
+from .._checks import check_random_state, check_X
 from .._deprecation import DEPRECATED, renamed_parameter
 from ..kernels import affinity, median_distance
 from ..linalg import blas_threads
-from ..parameters import Interval, Options, validate_parameter, validate_parameters
+from ..parameters import Interval, Options, check_parameter, check_parameters
 from ..rounding import round_labels
 from ._normalize import RELAXATIONS, check_method, normalize
 
@@ -152,9 +152,9 @@ default="frobenius-psd"
         name = type(self).__name__
         params = self.get_params(deep=False)
         old = params.pop("normalization")
-        params = validate_parameters(self._parameter_constraints, params, name)
+        params = check_parameters(self._parameter_constraints, params, name)
         if not (isinstance(old, str) and old == DEPRECATED):
-            old = validate_parameter("normalization", old, self._parameter_constraints["normalization"], name)
+            old = check_parameter("normalization", old, self._parameter_constraints["normalization"], name)
         params["relaxation"] = renamed_parameter(name, "normalization", old, "relaxation", params["relaxation"],
                                                  new_default="frobenius-psd", stacklevel=5)
         params["method"] = check_method(params["method"], params["relaxation"], name)
@@ -198,9 +198,9 @@ default="frobenius-psd"
         self
         """
         params = self._checked_params()
-        X = validate_X(self, X, ensure_min_samples=2)
+        X = check_X(self, X, ensure_min_samples=2)
         n = X.shape[0]
-        n_clusters = validate_parameter("n_clusters", params["n_clusters"],
+        n_clusters = check_parameter("n_clusters", params["n_clusters"],
                                         [Interval(Integral, 1, n, closed="both")], type(self).__name__)
         with blas_threads(n):
             self.affinity_matrix_ = self._affinity(X, params)

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._deprecation import renamed_parameter
-from ..parameters import Interval, InvalidParameterError, Options, validate_parameter, validate_parameters
+from ..parameters import Interval, InvalidParameterError, Options, check_parameter, check_parameters
 from ._peng_wei import PengWei
 from ._relaxations import FrobeniusDS, FrobeniusPSD, check_matrix
 
@@ -60,7 +60,7 @@ def check_method(method, relaxation: str, owner: str) -> str:
     ``method`` and ``relaxation``."""
     cls = RELAXATION_CLASSES.get(relaxation)
     if cls is not None:
-        return validate_parameter("method", method, [Options("auto", *cls.methods())], owner)
+        return check_parameter("method", method, [Options("auto", *cls.methods())], owner)
     if method != "auto":
         raise InvalidParameterError(
             f"The 'method' parameter of {owner} chooses the method of the relaxations solved iteratively "
@@ -107,9 +107,9 @@ def normalize(K, relaxation: str = "frobenius-psd", method: str = "auto", *, ret
     if "solver" in options and method != "reference":  # the old normalize(K, relaxation, solver=<method>)
         method = renamed_parameter("normalize", "solver", options.pop("solver"), "method", method,
                                    new_default="auto")
-    relaxation = validate_parameter("relaxation", relaxation, [Options(*RELAXATIONS)], "normalize")
+    relaxation = check_parameter("relaxation", relaxation, [Options(*RELAXATIONS)], "normalize")
     method = check_method(method, relaxation, "normalize")
-    return_result = validate_parameter("return_result", return_result, ["boolean"], "normalize")
+    return_result = check_parameter("return_result", return_result, ["boolean"], "normalize")
     K = check_matrix(K, "K", min_size=2)
     result = None
     if relaxation in ("none", "ratio-cut") and options:
@@ -119,7 +119,7 @@ def normalize(K, relaxation: str = "frobenius-psd", method: str = "auto", *, ret
     elif relaxation == "ratio-cut":
         K_hat = K - np.diag(K.sum(axis=1)) + np.eye(len(K))
     elif relaxation == "normalized-cut":
-        K_hat = _normalized_cut(K, **validate_parameters(_NORMALIZED_CUT, options, "normalize"))
+        K_hat = _normalized_cut(K, **check_parameters(_NORMALIZED_CUT, options, "normalize"))
     else:
         if relaxation == "peng-wei":
             if "n_clusters" not in options:

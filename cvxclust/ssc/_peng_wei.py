@@ -26,7 +26,7 @@ import cvxpy as cp
 import numpy as np
 
 from .._relaxation import Relaxation
-from ..parameters import Interval, validate_parameter
+from ..parameters import Interval, check_parameter
 from ._relaxations import check_matrix, negativity
 
 __all__ = ["PengWei"]
@@ -50,7 +50,7 @@ class PengWei(Relaxation):
     def __init__(self, K, n_clusters: int):
         self.K = check_matrix(K, "K", min_size=2)
         self.n = self.K.shape[0]
-        self.n_clusters = validate_parameter("n_clusters", n_clusters, [Interval(Integral, 1, self.n, closed="both")],
+        self.n_clusters = check_parameter("n_clusters", n_clusters, [Interval(Integral, 1, self.n, closed="both")],
                                              "PengWei")
 
     def problem(self) -> cp.Problem:

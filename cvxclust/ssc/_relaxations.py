@@ -34,7 +34,7 @@ import numpy as np
 from .._checks import check_square_matrix
 from .._relaxation import Relaxation
 from ..linalg import PSDProjector
-from ..parameters import validate_parameter
+from ..parameters import check_parameter
 from ..solvers import IterativeSolver
 from ._problem import nearest_doubly_stochastic
 
@@ -155,7 +155,7 @@ class _NearestDoublyStochastic(Relaxation):
         taken as its part in the dual domain, ``max((Q + Q^T) / 2, 0)``; ``project`` is a
         :meth:`projector` to reuse."""
         Q = check_matrix(Q, "Q", self.n, symmetric=False)
-        project = validate_parameter("project", project, [callable, None], "dual_value")
+        project = check_parameter("project", project, [callable, None], "dual_value")
         Q = np.maximum((Q + Q.T) / 2, 0.0)
         project = project or self.projector(partial=False)
         W = self.K + Q
@@ -196,7 +196,7 @@ class FrobeniusDS(_NearestDoublyStochastic):
     psd = False
 
     def projector(self, partial: bool = True):
-        validate_parameter("partial", partial, ["boolean"], "projector")
+        check_parameter("partial", partial, ["boolean"], "projector")
         return project_row_sums
 
 
@@ -223,7 +223,7 @@ class FrobeniusPSD(_NearestDoublyStochastic):
 
     def projector(self, partial: bool = True):
         n = self.n
-        project_psd = PSDProjector(n, partial=validate_parameter("partial", partial, ["boolean"], "projector"))
+        project_psd = PSDProjector(n, partial=check_parameter("partial", partial, ["boolean"], "projector"))
 
         def project(Y):
             # J Y J with J = I - 11^T/n (double centering), then add back e e^T = 11^T / n
