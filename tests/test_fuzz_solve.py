@@ -1,5 +1,6 @@
 """Fuzz tests of the solve boundary: ``Relaxation.solve("reference", ...)`` options, ``Result``
-and ``relative_gap``, ``cvxclust.validation.compare`` and ``cvxclust.validate``.
+and ``relative_gap``, ``cvxclust.validation.compare``, ``cvxclust.validate``, and
+``cvxclust.solve`` on small problems at the edges of its class against Clarabel.
 
 Bad options must be refused with a ``ValueError``/``TypeError`` naming them *before* any solver
 runs (Clarabel's settings reach Rust, where a bad value can panic past ``except Exception``);
@@ -23,9 +24,11 @@ from fuzz_helpers import (
     arguments,
     assert_refused,
     assert_refused_naming_one_of,
+    build_generic_problem,
     call,
     counts,
     flags,
+    generic_problems,
     is_flag,
     is_int,
     is_positive,
@@ -34,7 +37,7 @@ from fuzz_helpers import (
     refused,
     valid_counts,
 )
-from hypothesis import example, given
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -43,6 +46,7 @@ from cvxclust import Relaxation, Result
 from cvxclust.parameters import InvalidParameterError
 from cvxclust.result import relative_gap
 from cvxclust.validation import compare
+from sklearn.exceptions import ConvergenceWarning
 
 
 class TwoByTwo(Relaxation):
@@ -370,3 +374,79 @@ def test_result_plot(history, keys, ax):
     if not drawable:
         return assert_refused(out, "no positive figures")
     assert not refused(out), out
+
+
+def _spec(objective="none", maximize=False, parts=(), scale=1.0, warm=None, n=3, seed=0):
+    return {"n": n, "seed": seed, "scale": scale, "objective": objective, "maximize": maximize,
+            "parts": set(parts), "warm": warm}
+
+
+#: statuses a reference solver may give for a problem that no point meets, or that improves without limit
+_NO_OPTIMUM = (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE)
+
+
+@settings(SOLVES, max_examples=max(1, 2 * SOLVES.max_examples // 3))
+@given(generic_problems())
+@example(_spec(parts={"contradiction"}))  # ran to max_iter
+@example(_spec(parts={"contradiction", "psd"}, objective="frobenius"))  # ran to max_iter
+@example(_spec(objective="linear", maximize=True, parts={"psd"}))  # 'max_iter' at an objective of 1e10
+@example(_spec(objective="frobenius"))  # optimum 0, never certified
+@example(_spec(objective="frobenius", parts={"psd"}, warm="nan"))  # a LinAlgError
+@example(_spec(objective="linear", parts={"psd", "trace"}, scale=1e100))
+@example(_spec(objective="frobenius", parts={"nonneg", "row_sums"}, scale=0.0))
+def test_generic_solve_answers_every_problem_honestly(spec):
+    """No exception but a ValueError naming the warm start or the contradiction, no NaN, no limit
+    without a ConvergenceWarning, every status one Clarabel does not contradict, and Clarabel's
+    verdicts of infeasible and unbounded reached (not a limit)."""
+    problem, warm = build_generic_problem(spec)
+
+    def solve(problem, warm_start):  # call() silences warnings: record them inside it
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = cvxclust.solve(problem, warm_start=warm_start, max_iter=1500, time_limit=3.0)
+        return result, caught
+
+    out = call(solve, problem, warm_start=warm, names=["warm_start", "infeasible", "problem"])
+    out, caught = (out, []) if refused(out) else out
+    if not problem.variables():  # no objective and no constraint: nothing to solve for
+        return assert_refused(out, "problem must have exactly one variable")
+    if spec["warm"] in ("nan", "inf", "shape"):
+        return assert_refused(out, "warm_start")
+    # Clarabel's verdict, where it gives one: at the scales its absolute tolerances fit (at 1e-8 it
+    # calls an unbounded linear objective optimal, at 1e100 it stops at its iteration limit)
+    status, reference = None, build_generic_problem(spec)[0]
+    if spec["scale"] in (0.0, 1.0):
+        try:
+            reference.solve(solver="CLARABEL")
+        except cp.SolverError:
+            pass
+        if reference.status in (cp.OPTIMAL, *_NO_OPTIMUM):
+            status = reference.status
+    if refused(out):  # constraints that contradict outright (structure's checks)
+        assert_refused(out, "infeasible")
+        assert status in (None, *_NO_OPTIMUM)
+        return
+    event(f"status {out.status}, Clarabel {status}")
+    # a verdict of Clarabel's is reached, not left to a limit (both may hold where rows contradict)
+    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        assert out.status == "infeasible", f"{out.status!r} where Clarabel says {status}"
+    elif status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+        assert out.status in ("unbounded", "infeasible"), f"{out.status!r} where Clarabel says {status}"
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert out.status in ("optimal", "infeasible", "unbounded", "max_iter", "time_limit", "stalled")
+    assert warned == (out.status not in ("optimal", "converged")), (out.status, [str(w.message) for w in caught])
+    assert np.all(np.isfinite(out.X)), "a NaN or infinite point"
+    if out.status == "unbounded":
+        assert out.objective == (math.inf if spec["maximize"] else -math.inf)
+        assert out.extras["unboundedness"]["slope"] * out.objective > 0
+        assert status in (None, *_NO_OPTIMUM)
+        return
+    assert not math.isnan(out.objective), "a NaN objective"
+    if out.status == "infeasible":
+        assert out.extras["infeasibility"]["bound"] > 0
+        assert status in (None, *_NO_OPTIMUM)
+    elif out.status == "optimal" and status is not None:
+        assert status == cp.OPTIMAL, f"'optimal' where Clarabel says {status}"
+        gap = abs(out.objective - reference.value)
+        assert gap <= 1e-4 * max(abs(out.objective), abs(reference.value)) + 1e-7 * max(1.0, out.gap_floor), (
+            out.objective, reference.value)
