@@ -316,17 +316,21 @@ GENERIC_PARTS = ("psd", "nonneg", "row_sums", "trace", "trace_max", "row", "cont
 def generic_problems(draw, max_n=5):
     """Specifications (plain dicts, so that ``@example`` can name edge cases) of small problems of
     :func:`cvxclust.solve`'s class, built by :func:`build_generic_problem`: an objective (``"linear"``,
-    ``"frobenius"`` or ``"none"``, minimised or maximised) at one of ``scale`` (0 included), any
+    ``"frobenius"`` or ``"none"``, minimised or maximised) at one of ``scale`` (0 included, and
+    1e200, past the largest magnitude the generic solver takes), any
     subset of :data:`GENERIC_PARTS` (``"contradiction"``: two parallel rows with disjoint ranges),
     and a ``warm`` start (None, a finite point, one holding NaN or inf, or one of another shape)."""
+    parts = draw(st.sets(st.sampled_from(GENERIC_PARTS[:-1])))
+    if draw(st.sampled_from([False, False, False, True])):  # one draw in four: most problems are feasible
+        parts.add("contradiction")
     return {
         "n": draw(st.integers(2, max_n)),
         "seed": draw(st.integers(0, 2**16)),
-        "scale": draw(st.sampled_from([1.0, 1.0, 1.0, 0.0, 1e-8, 1e8, 1e-100, 1e100])),
+        "scale": draw(st.sampled_from([1.0, 1.0, 1.0, 0.0, 1e-8, 1e8, 1e-100, 1e100, 1e-200, 1e200])),
         "objective": draw(st.sampled_from(["linear", "frobenius", "none"])),
         "maximize": draw(st.booleans()),
-        "parts": draw(st.sets(st.sampled_from(GENERIC_PARTS))),
-        "warm": draw(st.sampled_from([None] * 5 + ["finite", "nan", "inf", "shape"])),
+        "parts": parts,
+        "warm": draw(st.sampled_from([None] * 8 + ["finite", "nan", "inf", "shape"])),
     }
 
 

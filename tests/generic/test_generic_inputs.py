@@ -207,3 +207,24 @@ def test_the_record_of_a_failed_solve_is_refused_as_a_warm_start():
     assert np.isnan(record.X).all()
     with pytest.raises(ValueError, match="warm_start has X with 16 NaN"):
         cvxclust.solve(_problem(), warm_start=record)
+
+
+# -- data too large to square -----------------------------------------------------------------------
+@pytest.mark.parametrize(("where", "statement"), [
+    ("the objective", lambda X: (cp.Minimize(cp.trace(1e200 * K @ X)), [X >> 0, cp.trace(X) == 2])),
+    ("the objective", lambda X: (cp.Minimize(cp.sum_squares(X - 1e200 * K)), [X >> 0])),
+    ("the bounds on X", lambda X: (cp.Minimize(cp.trace(K @ X)), [X >> 0, X <= 1e200, cp.trace(X) == 1])),
+    ("the constraints", lambda X: (cp.Minimize(cp.trace(K @ X)), [X >> 0, cp.sum(X[0, :]) <= 1e200,
+                                                                  cp.trace(X) == 1])),
+])
+def test_data_too_large_to_square_are_refused_naming_where(where, statement):
+    problem, _ = build(statement)
+    with pytest.raises(ValueError, match=f"{where} has data of magnitude [0-9.]*e\\+200.*rescale the problem"):
+        cvxclust.solve(problem)
+
+
+def test_data_at_the_largest_magnitude_solve():
+    problem, _ = build(lambda X: (cp.Minimize(cp.trace(1e149 * K @ X)), [X >> 0, cp.trace(X) == 2]))
+    result = cvxclust.solve(problem)
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(2e149 * np.linalg.eigvalsh(K)[0], rel=1e-6)
