@@ -59,6 +59,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..solvers import STOP_REASONS
+from .spectral_set import frobenius_norm
 from .standard_form import StandardForm
 
 __all__ = ["INFEASIBILITY_EVERY", "RECESSION_TOL", "bound_at", "contradicting_rows", "infeasibility_test",
@@ -113,7 +114,7 @@ def bound_at(state, Lam, y, objective: bool = True) -> float:
         # X is accurate to eps times the point projected, and G multiplies its error
         reach = norm / (2.0 * c)
     else:
-        terms.append(spectral.min_linear(G, scale=max(np.linalg.norm(C), np.linalg.norm(M))))
+        terms.append(spectral.min_linear(G, scale=max(frobenius_norm(C), frobenius_norm(M))))
         # an eigenvalue is accurate to eps times its matrix's norm, times the trace it scales
         reach = max(abs(spectral.trace or 0.0), abs(spectral.trace_max or 0.0), abs(spectral.beta or 0.0))
     value = sum(float(np.sum(term)) for term in terms)

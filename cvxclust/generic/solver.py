@@ -60,7 +60,7 @@ from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .certificates import (INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test,
                            optimum_certificate, unboundedness_test, unconstrained_optimum)
-from .spectral_set import SpectralSet
+from .spectral_set import SpectralSet, frobenius_norm
 from .standard_form import StandardForm, form_of
 from .restoration import polished, restore
 from .structure import structure
@@ -169,7 +169,7 @@ class GenericSolver(IterativeSolver):
         state.scale = max(np.linalg.norm(start), 1.0)
         rho = self.rho
         if rho is None:
-            rho = 2.0 * form.c if form.c > 0 else max(np.linalg.norm(form.C), _TINY) / state.scale
+            rho = 2.0 * form.c if form.c > 0 else max(frobenius_norm(form.C), _TINY) / state.scale
         box_multiplier = None
         warm = self.warm_start
         if warm is not None:

@@ -228,3 +228,27 @@ def test_data_at_the_largest_magnitude_solve():
     result = cvxclust.solve(problem)
     assert result.status == "optimal"
     assert result.objective == pytest.approx(2e149 * np.linalg.eigvalsh(K)[0], rel=1e-6)
+
+
+# -- tiny data ------------------------------------------------------------------------------------
+TINY = {
+    "unbounded": lambda X, s: (cp.Minimize(cp.trace(s * K @ X)), []),
+    "the cone and the trace": lambda X, s: (cp.Minimize(cp.trace(s * K @ X)), [X >> 0, cp.trace(X) == 2]),
+    "row sums": lambda X, s: (cp.Minimize(cp.trace(s * K @ X)), [X >= 0, cp.sum(X, axis=1) == 1]),
+}
+
+
+@pytest.mark.parametrize("name", list(TINY))
+def test_tiny_data_solve_as_at_scale_one(name):
+    # Frobenius norms of entries below 1e-154 underflow to 0: a bound of 0 was taken for certified
+    # on an unbounded problem, and the penalty started at 1e-300
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        one = cvxclust.solve(build(lambda X: TINY[name](X, 1.0))[0])
+        tiny = cvxclust.solve(build(lambda X: TINY[name](X, 1e-200))[0])
+    assert tiny.status == one.status == ("unbounded" if name == "unbounded" else "optimal")
+    if one.status == "optimal":
+        assert tiny.objective / 1e-200 == pytest.approx(one.objective, rel=1e-5)
+        assert tiny.dual_bound / 1e-200 == pytest.approx(one.dual_bound, rel=1e-5)
+    else:
+        assert tiny.dual_bound is None
