@@ -32,14 +32,15 @@ The other answers that end a solve without a gap, each with what proves it:
   D with ``D >> 0`` (under ``X >> 0``), ``A(D)`` inside the recession cone of ``[lo, hi]``, D
   inside that of the box, and ``<C, D> < 0``, along which a feasible point improves without
   limit.  The ADMM iterates diverge along such a direction, and their move between two tests
-  converges to one (Banjac et al. 2019): the test (:func:`unboundedness_test`) accepts the move
-  when its relative violations of the homogeneous constraints are below ``RECESSION_TOL``, its
-  relative slope is below minus that tolerance, and the move since the test before passed too,
-  in nearly the same direction.  It runs only where no finite bound has been found (a finite
-  bound proves the objective bounded).  As for a conic solver's certificate of dual
-  infeasibility, the direction proves the objective unbounded *if* some point is feasible: where
-  the constraints also contradict each other in a way the infeasibility test has not yet seen,
-  the problem is both (Clarabel too reports it unbounded).
+  converges to one (Banjac et al. 2019), as does the iterate over its norm: the test
+  (:func:`unboundedness_test`) accepts the move, or the iterate, when its relative violations
+  of the homogeneous constraints are below ``RECESSION_TOL`` and its relative slope is below
+  minus that tolerance, and the test before passed too, in nearly the same direction.  It runs
+  only where no finite bound has been found (a finite bound proves the objective bounded).  As
+  for a conic solver's certificate of dual infeasibility, the direction proves the objective
+  unbounded *if* some point is feasible: where the constraints also contradict each other in a
+  way the infeasibility test has not yet seen, the problem is both (Clarabel too reports it
+  unbounded).
 * **The unconstrained minimiser** (:func:`unconstrained_optimum`): with ``c > 0`` the minimiser
   ``-C / (2c)`` of the objective alone; where it meets every constraint exactly it is the
   optimum, and its objective is its own bound (the bound of the iterates carries a rounding
@@ -136,12 +137,14 @@ def infeasibility_test(state, Lam, y) -> dict | None:
 
 
 def unboundedness_test(state) -> dict | None:
-    """:func:`recession` at the move of the iterate ``state.Z`` since the previous test, where the
-    move since the test before that was one too, in nearly the same direction (cosine at least
-    0.99): the iterates of an unbounded problem keep their direction, those of a bounded
-    one converge; None otherwise."""
+    """:func:`recession` at the move of the iterate ``state.Z`` since the previous test, or else
+    at the iterate itself (where the penalty shrinks, the iterates grow geometrically and their
+    moves mix directions, but the iterate over its norm still tends to the direction), where the
+    test before passed too, in nearly the same direction (cosine at least 0.99): the iterates of
+    an unbounded problem keep their direction, those of a bounded one converge; None otherwise."""
     previous, state.last_Z = getattr(state, "last_Z", None), state.Z
-    found = None if previous is None else recession(state.form, state.Z - previous)
+    found = None if previous is None else (recession(state.form, state.Z - previous)
+                                           or recession(state.form, state.Z))
     candidate, state.recession_candidate = getattr(state, "recession_candidate", None), found
     if found is None or candidate is None or np.vdot(found["direction"], candidate["direction"]) < _SAME_DIRECTION:
         return None

@@ -79,12 +79,16 @@ def test_parallel_rows_that_agree_solve_as_usual():
 
 
 # -- unbounded objectives -------------------------------------------------------------------------
+_B = np.random.default_rng(5).standard_normal((N, N))
+SHRINKING = (_B + _B.T) / 2
 UNBOUNDED = {
     "trace over the cone": lambda X: (cp.Maximize(cp.trace(X)), [X >> 0]),
     "an indefinite cost over the cone": lambda X: (cp.Minimize(cp.trace(K @ X) - 4 * X[0, 0]), [X >> 0]),
     "no constraint": lambda X: (cp.Minimize(cp.trace(K @ X)), []),
     "a box and a row": lambda X: (cp.Maximize(cp.trace(X)), [X >> 0, X[0, 1] == 0, cp.sum(X[0, :]) == 1]),
     "nonnegative entries": lambda X: (cp.Maximize(cp.sum(X)), [X >= 0, X[0, 0] + X[1, 2] <= 3]),
+    # the penalty shrinks and the iterates grow geometrically: their moves mix directions
+    "the cone and nonnegative entries": lambda X: (cp.Minimize(cp.trace(SHRINKING @ X)), [X >> 0, X >= 0]),
 }
 
 
@@ -101,7 +105,7 @@ def test_unbounded_objectives_are_certified_unbounded(name):
     problem, _ = build(UNBOUNDED[name])
     with pytest.warns(ConvergenceWarning, match="unbounded"):
         result = cvxclust.solve(problem)
-    assert result.status == "unbounded" and result.iterations < 2000  # far from max_iter
+    assert result.status == "unbounded" and result.iterations <= 500  # a few tests: far from max_iter
     assert result.objective == value  # +inf when maximising, -inf when minimising, as cvxpy says
     assert result.dual_bound is None and np.all(np.isfinite(result.X))
     certificate = result.extras["unboundedness"]
