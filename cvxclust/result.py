@@ -89,7 +89,9 @@ class Result:
         both certified), ``"converged"`` (a method with no certificate of optimality, such as a
         local search or a rounding, met its own stopping rule), ``"max_iter"``,
         ``"time_limit"``, ``"stalled"`` (no further progress possible), ``"infeasible"`` (the
-        constraints are certified infeasible), or a cvxpy status for the reference.
+        constraints are certified infeasible), ``"unbounded"`` (the objective is certified to
+        improve without limit; ``objective`` is then ``-inf``, or ``+inf`` when maximising), or a
+        cvxpy status for the reference.
     method : str
         The name the method was called by.
     iterations : int

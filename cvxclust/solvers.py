@@ -59,6 +59,8 @@ STOP_REASONS = {
     "time_limit": "time limit reached",
     "stalled": "no further progress possible",
     "infeasible": "the constraints are certified infeasible: along some multipliers the bound grows without limit",
+    "unbounded": "the objective is certified unbounded (if any point is feasible): the iterates move along a "
+                 "direction that keeps the constraints and improves it without limit",
 }
 
 POSITIVE = [Interval(Real, 0, None, closed="neither")]

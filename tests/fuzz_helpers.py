@@ -304,3 +304,72 @@ def as_float32(X):
     with np.errstate(over="ignore"):
         X32 = np.clip(X, -3e38, 3e38).astype(np.float32)
     return X32
+
+
+# -- small problems of the generic solver's class -------------------------------------------------
+
+#: what a drawn problem of :func:`generic_problems` may hold besides its objective
+GENERIC_PARTS = ("psd", "nonneg", "row_sums", "trace", "trace_max", "row", "contradiction")
+
+
+@st.composite
+def generic_problems(draw, max_n=5):
+    """Specifications (plain dicts, so that ``@example`` can name edge cases) of small problems of
+    :func:`cvxclust.solve`'s class, built by :func:`build_generic_problem`: an objective (``"linear"``,
+    ``"frobenius"`` or ``"none"``, minimised or maximised) at one of ``scale`` (0 included, and
+    1e200, past the largest magnitude the generic solver takes), any
+    subset of :data:`GENERIC_PARTS` (``"contradiction"``: two parallel rows with disjoint ranges),
+    and a ``warm`` start (None, a finite point, one holding NaN or inf, or one of another shape)."""
+    parts = draw(st.sets(st.sampled_from(GENERIC_PARTS[:-1])))
+    if draw(st.sampled_from([False, False, False, True])):  # one draw in four: most problems are feasible
+        parts.add("contradiction")
+    return {
+        "n": draw(st.integers(2, max_n)),
+        "seed": draw(st.integers(0, 2**16)),
+        "scale": draw(st.sampled_from([1.0, 1.0, 1.0, 0.0, 1e-8, 1e8, 1e-100, 1e100, 1e-200, 1e200])),
+        "objective": draw(st.sampled_from(["linear", "frobenius", "none"])),
+        "maximize": draw(st.booleans()),
+        "parts": parts,
+        "warm": draw(st.sampled_from([None] * 8 + ["finite", "nan", "inf", "shape"])),
+    }
+
+
+def build_generic_problem(spec):
+    """``(problem, warm_start)`` of a :func:`generic_problems` specification (a new problem each
+    call, so that a reference solver sets no value on the one :func:`cvxclust.solve` reads)."""
+    import cvxpy as cp
+
+    from cvxclust import Result
+
+    n, rng = spec["n"], np.random.default_rng(spec["seed"])
+    B = rng.standard_normal((n, n))
+    K = (B + B.T) / 2 * spec["scale"]
+    X = cp.Variable((n, n), symmetric=True)
+    expression = {"linear": cp.trace(K @ X), "frobenius": cp.sum_squares(X - K), "none": cp.Constant(0.0)}
+    term = expression[spec["objective"]]
+    if spec["objective"] == "frobenius" and spec["maximize"]:
+        term = -term  # concave, as a maximised objective of the class must be
+    objective = cp.Maximize(term) if spec["maximize"] else cp.Minimize(term)
+    parts, constraints = spec["parts"], []
+    if "psd" in parts:
+        constraints.append(X >> 0)
+    if "nonneg" in parts:
+        constraints.append(X >= 0)
+    if "row_sums" in parts:
+        constraints.append(cp.sum(X, axis=1) == 1)
+    if "trace" in parts:
+        constraints.append(cp.trace(X) == 2)
+    if "trace_max" in parts:
+        constraints.append(cp.trace(X) <= 3)
+    if "row" in parts:
+        constraints.append(cp.sum(X[0, :]) - X[n - 1, n - 1] <= 1)
+    if "contradiction" in parts:
+        constraints += [X[0, 0] + X[1, 1] == 1, 2 * X[0, 0] + 2 * X[1, 1] >= 4]
+    warm = None
+    if spec["warm"] is not None:
+        size = n + 1 if spec["warm"] == "shape" else n
+        point = np.eye(size)
+        if spec["warm"] in ("nan", "inf"):
+            point[0, size - 1] = point[size - 1, 0] = np.nan if spec["warm"] == "nan" else np.inf
+        warm = Result(X=point, objective=float("nan"), status="max_iter", method="generic", iterations=1, time=0.0)
+    return cp.Problem(objective, constraints), warm

@@ -26,7 +26,7 @@ from cvxclust.kernels import center, rbf
 from cvxclust.generic import CvxpyRelaxation
 from cvxclust.ssc import FrobeniusDS, FrobeniusPSD, PengWei
 
-STATUSES = {"optimal", "converged", "max_iter", "time_limit", "stalled", "infeasible"}
+STATUSES = {"optimal", "converged", "max_iter", "time_limit", "stalled", "infeasible", "unbounded"}
 
 
 def _iris(n):

@@ -1,5 +1,6 @@
 """Fuzz tests of the solve boundary: ``Relaxation.solve("reference", ...)`` options, ``Result``
-and ``relative_gap``, ``cvxclust.validation.compare`` and ``cvxclust.validate``.
+and ``relative_gap``, ``cvxclust.validation.compare``, ``cvxclust.validate``, and
+``cvxclust.solve`` on small problems at the edges of its class against Clarabel.
 
 Bad options must be refused with a ``ValueError``/``TypeError`` naming them *before* any solver
 runs (Clarabel's settings reach Rust, where a bad value can panic past ``except Exception``);
@@ -23,9 +24,11 @@ from fuzz_helpers import (
     arguments,
     assert_refused,
     assert_refused_naming_one_of,
+    build_generic_problem,
     call,
     counts,
     flags,
+    generic_problems,
     is_flag,
     is_int,
     is_positive,
@@ -34,7 +37,7 @@ from fuzz_helpers import (
     refused,
     valid_counts,
 )
-from hypothesis import example, given
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -43,6 +46,7 @@ from cvxclust import Relaxation, Result
 from cvxclust.parameters import InvalidParameterError
 from cvxclust.result import relative_gap
 from cvxclust.validation import compare
+from sklearn.exceptions import ConvergenceWarning
 
 
 class TwoByTwo(Relaxation):
@@ -370,3 +374,100 @@ def test_result_plot(history, keys, ax):
     if not drawable:
         return assert_refused(out, "no positive figures")
     assert not refused(out), out
+
+
+def _spec(objective="none", maximize=False, parts=(), scale=1.0, warm=None, n=3, seed=0):
+    return {"n": n, "seed": seed, "scale": scale, "objective": objective, "maximize": maximize,
+            "parts": set(parts), "warm": warm}
+
+
+#: statuses a reference solver may give for a problem that no point meets, or that improves without limit
+_NO_OPTIMUM = (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE)
+
+
+@settings(SOLVES, max_examples=max(1, 2 * SOLVES.max_examples // 3))
+@given(generic_problems())
+@example(_spec(parts={"contradiction"}))  # ran to max_iter
+@example(_spec(parts={"contradiction", "psd"}, objective="frobenius"))  # ran to max_iter
+@example(_spec(objective="linear", maximize=True, parts={"psd"}))  # 'max_iter' at an objective of 1e10
+@example(_spec(objective="frobenius"))  # optimum 0, never certified
+@example(_spec(objective="frobenius", parts={"psd"}, warm="nan"))  # a LinAlgError
+@example(_spec(objective="linear", parts={"psd", "trace"}, scale=1e100))
+@example(_spec(objective="frobenius", parts={"nonneg", "row_sums"}, scale=0.0))
+@example(_spec(objective="linear", parts={"psd", "nonneg"}, n=4, seed=5))  # moves of geometric growth
+@example(_spec(objective="linear", parts={"trace", "trace_max"}, n=4, seed=5))  # Clarabel: 'optimal' at -6e15
+def test_generic_solve_answers_every_problem_honestly(spec):
+    """No exception but a ValueError naming the warm start, the data or the contradiction, no NaN,
+    no limit without a ConvergenceWarning, and every status one the references do not contradict
+    (their verdicts of infeasible and unbounded reached, not a limit)."""
+    problem, warm = build_generic_problem(spec)
+
+    def solve(problem, warm_start):  # call() silences warnings: record them inside it
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = cvxclust.solve(problem, warm_start=warm_start, max_iter=1500, time_limit=3.0)
+        return result, caught
+
+    out = call(solve, problem, warm_start=warm, names=["warm_start", "infeasible", "problem"])
+    out, caught = (out, []) if refused(out) else out
+    if not problem.variables():  # no objective and no constraint: nothing to solve for
+        return assert_refused(out, "problem must have exactly one variable")
+    if spec["scale"] > 1e150 and spec["objective"] != "none":
+        return assert_refused(out, "the objective has data of magnitude", "rescale the problem")
+    if spec["warm"] in ("nan", "inf", "shape"):
+        return assert_refused(out, "warm_start")
+    if refused(out):  # constraints that contradict outright (structure's checks)
+        assert_refused(out, "infeasible")
+        verdict = _reference_verdict(spec, "CLARABEL")
+        assert verdict is None or verdict[0] in _NO_OPTIMUM
+        return
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert out.status in ("optimal", "infeasible", "unbounded", "max_iter", "time_limit", "stalled")
+    assert warned == (out.status not in ("optimal", "converged")), (out.status, [str(w.message) for w in caught])
+    assert np.all(np.isfinite(out.X)), "a NaN or infinite point"
+    if out.status == "unbounded":
+        assert out.objective == (math.inf if spec["maximize"] else -math.inf)
+        assert out.extras["unboundedness"]["slope"] * out.objective > 0
+    else:
+        assert not math.isnan(out.objective), "a NaN objective"
+    if out.status == "infeasible":
+        assert out.extras["infeasibility"]["bound"] > 0
+    # Clarabel's verdict, or where it disagrees SCS's (Clarabel calls some unbounded linear
+    # objectives optimal at a value near -1e16), must not contradict the status
+    verdicts = [_reference_verdict(spec, "CLARABEL")]
+    if not _agrees(out, verdicts[0], 1e-4):
+        verdicts.append(_reference_verdict(spec, "SCS"))
+        assert _agrees(out, verdicts[1], 1e-3), f"{out.status} {out.objective} where the references say {verdicts}"
+    event(f"status {out.status}, references {[v if v is None else v[0] for v in verdicts]}")
+
+
+def _reference_verdict(spec, solver):
+    """``(status, value)`` of ``solver`` on the problem of ``spec`` where it gives a verdict (a
+    status of optimality, infeasibility or unboundedness), at the scales its absolute tolerances
+    fit (at 1e-8 Clarabel calls an unbounded linear objective optimal, at 1e100 it stops at its
+    iteration limit); None otherwise."""
+    if spec["scale"] not in (0.0, 1.0):
+        return None
+    problem = build_generic_problem(spec)[0]
+    try:
+        problem.solve(solver=solver)
+    except cp.SolverError:
+        return None
+    return (problem.status, problem.value) if problem.status in (cp.OPTIMAL, *_NO_OPTIMUM) else None
+
+
+def _agrees(result, verdict, rtol) -> bool:
+    """Whether a reference's ``verdict`` leaves ``result`` possible: its verdicts of infeasible and
+    unboundedness reached (both may hold where rows contradict), an optimal value matched by an
+    'optimal' result, and a limit for any finite optimum."""
+    if verdict is None:
+        return True
+    status, value = verdict
+    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return result.status == "infeasible"
+    if status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+        return result.status in ("unbounded", "infeasible")
+    if result.status != "optimal":
+        return result.status in ("max_iter", "time_limit", "stalled")
+    return abs(result.objective - value) <= rtol * max(abs(result.objective), abs(value)) + 1e-7 * max(
+        1.0, result.gap_floor)

@@ -20,25 +20,10 @@ eigendecomposition), the box ``B = {L <= X <= U}`` and the rows ``lo <= A(X) <= 
 
 Both use over-relaxation (``alpha``) and residual balancing of the penalty (Boyd et al. 2011).
 
-**The certified bound.**  Dualising the box with ``Lambda`` and the rows with ``y`` and keeping
-S gives, for *every* multiplier (clipped to the signs the finite bounds allow),
-
-.. math::
-
-    f^\star \ \ge\ \min_{X \in S}\big(f(X) - \langle\Lambda + A^*y, X\rangle\big)
-              + \min_{L \le W \le U}\langle\Lambda, W\rangle
-              + \min_{lo \le w \le hi}\langle y, w\rangle,
-
-whose first term is a projection onto S (``c > 0``) or an extreme eigenvalue (``c = 0``, when S
-bounds the trace; otherwise it is finite only where ``C - Lambda - A^* y`` is p.s.d. and the
-solver says that no bound is available).  The ADMM multipliers (``Lambda = -rho U``) are used.
-
-**Infeasible constraints.**  Without the objective the same bound is a lower bound on the value
-0 of the feasibility problem, and it is positively homogeneous in the multipliers, so a positive
-value at any multipliers proves that no X meets the constraints.  Where none does, the ADMM's
-multipliers diverge along such a direction (Banjac et al. 2019): every fifth check evaluates the
-bound without the objective at the move of the multipliers since the previous such check, and a
-positive value (after the same rounding allowance) stops the solve with status ``"infeasible"``.
+**Certificates** (:mod:`cvxclust.generic.certificates`).  Every check computes a bound on the
+optimal value at the ADMM multipliers (``Lambda = -rho U``, ``y``); every fifth check tests the
+move of the multipliers for infeasibility and, for a linear objective with no finite bound yet,
+the move of the iterate for unboundedness (status ``"infeasible"`` or ``"unbounded"``).
 
 **The returned point.**  The iterate in S; in the two-block case it is restored
 (:func:`cvxclust.generic.restoration.restore`: the box violations off the diagonal moved onto it,
@@ -73,19 +58,20 @@ from ..parameters import Interval
 from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
 from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
-from .spectral_set import SpectralSet
+from .certificates import (INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test,
+                           optimum_certificate, unboundedness_test, unconstrained_optimum)
+from .spectral_set import SpectralSet, frobenius_norm
 from .standard_form import StandardForm
 from .state import GenericState
 from .restoration import polished, restore
 from .structure import structure
+from .warm_start import read_warm_start
 
 __all__ = ["GenericSolver"]
 
 _TINY = 1e-300
 #: an extrapolation may move the state at most this many times the size of the plain step's image
 _REACH = 100.0
-#: checks between two tests of infeasibility
-INFEASIBILITY_EVERY = 5
 
 
 class GenericSolver(IterativeSolver):
@@ -133,7 +119,16 @@ class GenericSolver(IterativeSolver):
         enforces exactly), ``eigendecompositions``, ``cone_free_iterations``, ``infeasibility``
         (None, or with status ``"infeasible"`` the certificate: the moves ``box_multiplier`` and
         ``row_multipliers`` of the multipliers along which the bound of the problem without its
-        objective, ``bound``, is positive; see the module docstring).
+        objective, ``bound``, is positive; see the module docstring; for two contradicting rows
+        :func:`~cvxclust.generic.certificates.contradicting_rows`), ``unboundedness`` (None, or
+        with status ``"unbounded"`` :func:`~cvxclust.generic.certificates.recession`'s
+        certificate: the ``direction``, its ``slope`` and ``residuals``).
+
+    Raises
+    ------
+    ValueError
+        Where ``warm_start`` has an X of another shape or holds NaN or infinite entries
+        (:func:`~cvxclust.generic.warm_start.read_warm_start`).
     """
 
     method = "generic"
@@ -175,21 +170,22 @@ class GenericSolver(IterativeSolver):
         state.scale = max(np.linalg.norm(start), 1.0)
         rho = self.rho
         if rho is None:
-            rho = 2.0 * form.c if form.c > 0 else max(np.linalg.norm(form.C), _TINY) / state.scale
+            rho = 2.0 * form.c if form.c > 0 else max(frobenius_norm(form.C), _TINY) / state.scale
         box_multiplier = None
         warm = self.warm_start
         if warm is not None:
-            X = np.asarray(warm.X, dtype=float)
-            if X.shape != (n, n):
-                raise ValueError(f"warm_start has X of shape {X.shape}; this problem's X is {(n, n)}")
-            start = (X + X.T) / 2
-            rho = float(warm.extras.get("rho", rho)) if self.rho is None else rho
-            box = warm.extras.get("box_multiplier")
-            if box is not None and np.shape(box) == (n, n):
-                box_multiplier = np.asarray(box, dtype=float)
-            rows = warm.extras.get("row_multipliers")
-            if rows is not None and np.shape(rows) == state.lam.shape:
-                state.lam = -np.asarray(rows, dtype=float)
+            warm = read_warm_start(warm, n, split.A.shape[0])
+            start, box_multiplier = warm.X, warm.box_multiplier
+            rho = warm.rho if self.rho is None and warm.rho is not None else rho
+            if warm.row_multipliers is not None:
+                state.lam = -warm.row_multipliers
+        state.start = start
+        # answers known before any iteration: rows that contradict each other, and a minimiser of
+        # the objective alone that meets every constraint (cvxclust.generic.certificates)
+        state.infeasibility = contradicting_rows(form)
+        if state.infeasibility is not None:
+            self.declare_infeasible(state.infeasibility["note"])
+        state.optimum, state.unboundedness = unconstrained_optimum(form), None
         state.rho = rho
         state.penalty = ResidualBalancing(rho, self.mu, self.adapt_every)
         state.r_primal = state.r_dual = np.nan
@@ -206,9 +202,11 @@ class GenericSolver(IterativeSolver):
             blocks.append(block.ravel())
         if state.m_in:
             blocks.append(np.clip(split.A[split.n_eq:] @ start.ravel(), split.lo[split.n_eq:], split.hi[split.n_eq:]))
-        state.S = np.concatenate(blocks)
+        state.S = _stack(blocks)
         state.image = None
-        state.accelerator = AndersonAccelerator(self.anderson, self.safeguard, state.S.size)
+        # no memory where no copy is needed (the X-step alone solves the problem)
+        state.accelerator = AndersonAccelerator(self.anderson if state.S.size else 0, self.safeguard,
+                                                max(state.S.size, 1))
         if not state.two_block:
             state.gram = (split.A @ split.A.T).tocsc()
             state.factor_key = None
@@ -340,7 +338,7 @@ class GenericSolver(IterativeSolver):
         blocks = [(alpha * X + (1.0 - alpha) * values[name] + multipliers[name]).ravel() for name in state.copies]
         if state.m_in:
             blocks.append(alpha * s + (1.0 - alpha) * t + u_t)
-        state.image = np.concatenate(blocks)
+        state.image = _stack(blocks)
         state.fixed_point_residual = float(np.linalg.norm(state.image - state.S))
         return {"primal_residual": state.r_primal, "dual_residual": state.r_dual,
                 "fixed_point_residual": state.fixed_point_residual, "rho": state.rho}
@@ -389,67 +387,8 @@ class GenericSolver(IterativeSolver):
     def dual_bound(self, state) -> float:
         """The certified bound of the module docstring at the current multipliers, in the
         problem's sense and scale."""
-        value = self._bound_at(state, self._box_multiplier(state), -state.lam)
+        value = bound_at(state, self._box_multiplier(state), -state.lam)
         return value if state.form.sense == "minimize" else -value
-
-    def _infeasibility(self, state):
-        """The feasibility bound (:meth:`_bound_at` without the objective) along the move of the
-        multipliers since the last test, as ``extras["infeasibility"]`` reports it, at every
-        ``INFEASIBILITY_EVERY``-th check (a test costs an extreme eigenvalue); None otherwise and
-        at the first test.  Where the constraints are infeasible the ADMM's multipliers diverge
-        along a direction on which it is positive (Banjac et al. 2019)."""
-        state.checks += 1
-        if state.checks % INFEASIBILITY_EVERY:
-            return None
-        Lam, y = self._box_multiplier(state), -state.lam
-        previous, state.last_multipliers = state.last_multipliers, (Lam, y)
-        if previous is None:
-            return None
-        dLam = None if Lam is None or previous[0] is None else Lam - previous[0]
-        dy = y - previous[1]
-        return {"bound": self._bound_at(state, dLam, dy, objective=False), "box_multiplier": dLam,
-                "row_multipliers": dy}
-
-    def _bound_at(self, state, Lam, y, objective: bool = True) -> float:
-        """The bound of the module docstring at the box multiplier ``Lam`` and the row multipliers
-        ``y``, for the minimisation form.  Without the objective it bounds the value 0 of the
-        feasibility problem, so that a positive value certifies that no X meets the constraints
-        (it is positively homogeneous in the multipliers: its supremum is then infinite)."""
-        form, split = state.form, state.split
-        C, c = (form.C, form.c) if objective else (np.zeros_like(form.C), 0.0)
-        # the bound is the sum of these terms; their sizes bound its rounding error, which runaway
-        # multipliers would otherwise let cross the optimal value
-        terms = [form.constant if objective else 0.0]
-        M = np.zeros((form.n, form.n))
-        if split.A.shape[0]:
-            lo, hi = split.lo, split.hi
-            y = np.where(((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)), 0.0, y)
-            terms.append(np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0), 0.0)
-                         + np.where(y < 0, y * np.where(np.isfinite(hi), hi, 0.0), 0.0))
-            M += (split.A.T @ y).reshape(form.n, form.n)
-        if Lam is not None:
-            if c == 0 and not state.spectral.psd:
-                # a linear objective on a polyhedral S is bounded below only when G has no part
-                # along S's recession directions, which the ADMM multiplier meets only in the
-                # limit: the box multiplier takes that part (any multiplier gives a valid bound)
-                Lam = Lam + state.spectral.unbounded_part(C - M - Lam)
-            Lam = np.where(((Lam > 0) & ~state.finite_L) | ((Lam < 0) & ~state.finite_U), 0.0, Lam)
-            terms += [np.maximum(Lam, 0.0) * state.L0, np.minimum(Lam, 0.0) * state.U0]
-            M += Lam
-        G = C - M
-        spectral, norm = state.spectral, float(np.linalg.norm(G))
-        if c > 0:
-            X = spectral.project(-G / (2.0 * c))
-            terms += [c * X * X, G * X]
-            # X is accurate to eps times the point projected, and G multiplies its error
-            reach = norm / (2.0 * c)
-        else:
-            terms.append(spectral.min_linear(G, scale=max(np.linalg.norm(C), np.linalg.norm(M))))
-            # an eigenvalue is accurate to eps times its matrix's norm, times the trace it scales
-            reach = max(abs(spectral.trace or 0.0), abs(spectral.trace_max or 0.0), abs(spectral.beta or 0.0))
-        value = sum(float(np.sum(term)) for term in terms)
-        size = sum(float(np.sum(np.abs(term))) for term in terms) + norm * reach
-        return value - 8.0 * form.n * np.finfo(float).eps * size
 
     def _own_residuals(self, state, X, in_s: bool):
         residuals = state.form.residuals(X, spectrum=not in_s)
@@ -466,17 +405,34 @@ class GenericSolver(IterativeSolver):
             self.step(state, 0)
         if state.Z is None:  # no iteration ran: the start point
             values, multipliers, _, _ = self._unpack(state)
-            state.Z = state.spectral.project(next(iter(values.values())))
+            state.Z = state.spectral.project(next(iter(values.values()), state.start))
             state.U_box = multipliers.get("B")
+        if state.optimum is not None:  # the minimiser of the objective alone, feasible: no bound needed
+            X, optimum_bound, objective = optimum_certificate(form, state.optimum)
+            return self._judged(Certificate(X, optimum_bound, objective, self._own_residuals(state, X, in_s=False)))
         fresh = self.dual_bound(state)
         best = self._better(fresh, bound)
-        found = None if final else self._infeasibility(state)
-        if found is not None and found["bound"] > 0:
-            state.infeasibility = found
-            self.declare_infeasible(
-                f"the bound without the objective along the multipliers' move is {found['bound']:.3g} > 0")
+        if not final:
+            # every INFEASIBILITY_EVERY-th check: the moves of the multipliers and of the iterate
+            state.checks += 1
+            due = state.checks % INFEASIBILITY_EVERY == 0
+            found = infeasibility_test(state, self._box_multiplier(state), -state.lam) if due else None
+            if found is not None and found["bound"] > 0:
+                state.infeasibility = found
+                self.declare_infeasible(
+                    f"the bound without the objective along the multipliers' move is {found['bound']:.3g} > 0")
+            elif due and form.c == 0 and not np.isfinite(best):
+                state.unboundedness = unboundedness_test(state)
+                if state.unboundedness is not None:
+                    self.stall(f"the move of the iterate is a recession direction along which the objective "
+                               f"changes by {state.unboundedness['slope']:.3g} per unit step")
+                    self.status = "unbounded"
         Z = state.Z
         certificate = Certificate(Z, fresh, form.objective(Z), self._own_residuals(state, Z, in_s=True))
+        if final and state.unboundedness is not None:
+            # as cvxpy reports an unbounded problem: the value of its supremum or infimum
+            certificate.objective = -np.inf if form.sense == "minimize" else np.inf
+            return certificate
         # the violation of the iterate itself (a restored point has none)
         certificate.figures["iterate_residual"] = max(certificate.residuals.values(), default=0.0)
         if state.two_block:
@@ -494,6 +450,9 @@ class GenericSolver(IterativeSolver):
                 if relative_gap(restored, best, self.gap_floor) <= self.tol or raw_worst > self.residual_tol:
                     certificate = Certificate(X, fresh, restored, self._own_residuals(state, X, in_s=True),
                                               certificate.figures)
+        return self._judged(certificate)
+
+    def _judged(self, certificate: Certificate) -> Certificate:
         if not getattr(self.relaxation, "judged_by_standard_form", False):
             certificate.objective = None  # a relaxation other than the plain problem judges with its own
         return certificate
@@ -531,4 +490,11 @@ class GenericSolver(IterativeSolver):
         Lam = self._box_multiplier(state)
         return {"rho": state.rho, "box_multiplier": Lam, "row_multipliers": -state.lam,
                 "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions,
-                "cone_free_iterations": state.cone_free_iterations, "infeasibility": state.infeasibility}
+                "cone_free_iterations": state.cone_free_iterations,
+                "infeasibility": state.infeasibility, "unboundedness": state.unboundedness}
+
+
+def _stack(blocks) -> np.ndarray:
+    """The fixed-point variable of the copies' ``blocks`` (empty where no copy is needed: a
+    Frobenius objective under rows alone, which the X-step solves exactly)."""
+    return np.concatenate(blocks) if blocks else np.zeros(0)

@@ -25,7 +25,16 @@ import numpy as np
 
 from ..linalg import PSDProjector, eigh_subset
 
-__all__ = ["SpectralSet"]
+__all__ = ["SpectralSet", "frobenius_norm"]
+
+
+def frobenius_norm(M) -> float:
+    """``||M||_F`` without underflow or overflow: ``np.linalg.norm`` squares the entries, so that
+    entries below about 1e-154 give 0 (and a part along a recession direction would be taken for
+    rounding)."""
+    M = np.asarray(M, dtype=float)
+    largest = float(np.abs(M).max(initial=0.0))
+    return largest * float(np.linalg.norm(M / largest)) if 0 < largest < np.inf else largest
 
 
 class SpectralSet:
@@ -137,7 +146,7 @@ class SpectralSet:
         trace, trace_max = self._rest(self.trace), self._rest(self.trace_max)
         if not self.psd:
             # a polyhedron: bounded below only when G has no part along its recession directions
-            if np.linalg.norm(self.unbounded_part(G)) > 1e-12 * max(np.linalg.norm(G), scale):
+            if frobenius_norm(self.unbounded_part(G)) > 1e-12 * max(frobenius_norm(G), scale):
                 return -np.inf
             # the trace at its cap is a minimiser (G lowers the objective as the trace grows)
             vertex = SpectralSet(self.n, psd=False, beta=self.beta,

@@ -45,6 +45,9 @@ __all__ = ["StandardForm", "standard_form"]
 
 # the variable attributes the class can read (the others change the problem's nature)
 _ATTRIBUTES = {"symmetric", "PSD", "nonneg", "nonpos", "bounds"}
+#: the largest magnitude of a coefficient or a finite bound: the solver squares them (norms, the
+#: objective's terms, the rows' Gram matrix), and their squares summed over n^2 entries must be finite
+LARGEST_DATA = 1e150
 
 
 @dataclass(repr=False)
@@ -352,7 +355,8 @@ class _Reader:
                              "has no closed-form proximal step)")
         self.c += weight * scale
         self.C += 2.0 * weight * (A.T @ b).reshape(n, n)
-        self.constant += weight * float(b @ b)
+        with np.errstate(over="ignore"):  # data too large to square are refused by finish(), naming them
+            self.constant += weight * float(b @ b)
 
     # -- the constraints -------------------------------------------------------------------------
     def constraint(self, index: int, constraint) -> None:
@@ -423,6 +427,7 @@ class _Reader:
 
     def finish(self, sense: str) -> StandardForm:
         n = self.n
+        _check_magnitude("the objective", [self.C, [self.c]])  # before its square overflows the constant
         if not (np.isfinite(self.C).all() and np.isfinite(self.c) and np.isfinite(self.constant)):
             raise ValueError("the objective has NaN or infinite data")
         if np.any(self.L > self.U):
@@ -432,8 +437,18 @@ class _Reader:
         lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
         hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
         C = expression_form.symmetrize_in_place(self.C)
+        _check_magnitude("the bounds on X", [self.L, self.U])
+        _check_magnitude("the constraints", [A.data, lo, hi])
         return StandardForm(n=n, sense=sense, c=float(self.c), C=C, constant=float(self.constant), psd=self.psd,
                             L=self.L, U=self.U, A=A, lo=lo, hi=hi, variable=self.X)
+
+
+def _check_magnitude(where: str, arrays) -> None:
+    """Raise a ValueError naming ``where`` if a finite entry of ``arrays`` exceeds ``LARGEST_DATA``."""
+    largest = max((float(np.abs(a[np.isfinite(a)]).max(initial=0.0)) for a in map(np.asarray, arrays)), default=0.0)
+    if largest > LARGEST_DATA:
+        raise ValueError(f"{where} has data of magnitude {largest:.3g}: the generic solver squares the problem's "
+                         f"data, so it takes magnitudes up to {LARGEST_DATA:g}; rescale the problem")
 
 
 def _is_linear(expr) -> bool:

@@ -68,6 +68,14 @@ class GenericState(SolverState):
     #: ``(primal residual, relative loss against the iterate)`` of the last polish
     last_polish: tuple | None = None
     cone_free_iterations: int = 0
+    #: the starting point; the minimiser of the objective alone where it meets every constraint
+    start: np.ndarray | None = None
+    optimum: np.ndarray | None = None
     #: the multipliers at the last test of infeasibility, and the certificate where one was found
     last_multipliers: tuple | None = None
     infeasibility: dict | None = None
+    #: the iterate at the last test of unboundedness, the direction that test found, and the
+    #: certificate where two tests in a row agree (cvxclust.generic.certificates)
+    last_Z: np.ndarray | None = None
+    recession_candidate: dict | None = None
+    unboundedness: dict | None = None
