@@ -101,7 +101,7 @@ def test_methods_and_reference_solver_options(tmp_path, capsys):
         (["validate", "--methods", "nope"], "unknown method"),
         (["validate", "--reference-solver", "MOSEK"], "invalid choice"),
         (["validate", "--blas-threads", "-1"], "--blas-threads"),
-        ([], "usage"),
+        ([], "choose a command"),
     ],
 )
 def test_usage_errors_exit_2(tmp_path, capsys, argv, message):

@@ -18,7 +18,7 @@ from cvxclust.cli import main
 from cvxclust.cluhsic import CLUHSIC
 from cvxclust.parallel import parallel_backend, run_tasks
 from cvxclust.ssc import SemidefiniteSpectralClustering
-from cvxclust.sweep import COLUMNS, read_spec
+from cvxclust.sweeps import COLUMNS, read_spec
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 TIMING = {"time", "speedup", "seconds"}
@@ -147,7 +147,7 @@ class Interrupted(Flaky):
 
 
 def test_an_interrupted_sweep_keeps_its_checkpoint_and_resumes(tmp_path, monkeypatch):
-    sweep_module = importlib.import_module("cvxclust.sweep")
+    sweep_module = importlib.import_module("cvxclust.sweeps")
     monkeypatch.setattr(sweep_module, "_CHECKPOINT_SECONDS", 0.0)
     out = tmp_path / "table.csv"
     grid = {"n_clusters": [2, 3], "fail": [False, True]}  # cells (False, 2), (False, 3), then an interruption
@@ -161,7 +161,7 @@ def test_an_interrupted_sweep_keeps_its_checkpoint_and_resumes(tmp_path, monkeyp
 
 
 def test_the_table_is_not_rewritten_after_every_cell(tmp_path, monkeypatch):
-    sweep_module = importlib.import_module("cvxclust.sweep")
+    sweep_module = importlib.import_module("cvxclust.sweeps")
     monkeypatch.setattr(sweep_module, "_CHECKPOINT_SECONDS", 1e9)
     writes = []
     write = sweep_module._write
