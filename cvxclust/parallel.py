@@ -96,10 +96,11 @@ def _connect(scheduler: str, timeout: float):
 
 @contextlib.contextmanager
 def parallel_backend(jobs: int | None = None, scheduler: str | None = None, *,
-                     connect_timeout: float = CONNECT_TIMEOUT):
+                     connect_timeout: float | None = None):
     """A context running :func:`run_tasks` on ``jobs`` local processes (joblib's loky backend),
     or on the Dask scheduler at ``scheduler`` (``dask.distributed``, an optional dependency:
     ``pip install "cvxclust[dask]"``); with neither, the caller's joblib configuration holds.
+    A scheduler gets ``connect_timeout`` seconds to answer (None: :data:`CONNECT_TIMEOUT`).
 
     Raises
     ------
@@ -111,9 +112,10 @@ def parallel_backend(jobs: int | None = None, scheduler: str | None = None, *,
     """
     check_backend(jobs, scheduler)
     connect_timeout = validate_parameter("connect_timeout", connect_timeout,
-                                         [Interval(Real, 0, None, closed="neither")], "parallel_backend")
+                                         [Interval(Real, 0, None, closed="neither"), None], "parallel_backend")
     if scheduler is not None:
-        with _connect(scheduler, connect_timeout), joblib.parallel_config(backend="dask"):
+        timeout = CONNECT_TIMEOUT if connect_timeout is None else connect_timeout
+        with _connect(scheduler, timeout), joblib.parallel_config(backend="dask"):
             yield
     elif jobs is not None:
         with joblib.parallel_config(n_jobs=jobs):

@@ -168,6 +168,8 @@ def _check_out(out) -> Path:
     if not isinstance(out, (str, os.PathLike)):
         raise TypeError(f"out must be the path (str or Path) of a .csv or .parquet file, got "
                         f"{type(out).__name__} {out!r:.80}")
+    if "\x00" in os.fspath(out):
+        raise ValueError(f"out must be a path without NUL characters, got {out!r:.80}")
     out = Path(out)
     if out.suffix not in (".csv", ".parquet"):
         raise ValueError(f"out must be a .csv or .parquet file, got {str(out)!r}")
