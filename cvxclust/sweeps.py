@@ -375,6 +375,8 @@ def read_spec(path) -> tuple[dict, dict, dict]:
                 raise ValueError(f"{key_where}: {key!r} is not a parameter of {type(estimator).__name__}; "
                                  f"it has {sorted(accepted)}")
             grid[key] = _grid_values(values, key_where)
+            for i, value in enumerate(grid[key]):
+                _check_value(estimator, key, value, f"{key_where}[{i}]")
         estimators[name], grids[name] = estimator, grid
     return estimators, datasets, grids
 
@@ -412,6 +414,21 @@ def _build_estimator(table: dict, where: str):
         raise ValueError(f"{where}.class: cvxclust.{family} has no estimator {cls!r}")
     params = _table(table.get("params", {}), f"{where}.params", "a table of the estimator's parameters")
     try:
-        return estimator_class(**params)
+        estimator = estimator_class(**params)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{where}.params: {exc}") from None
+    for key, value in params.items():
+        _check_value(estimator, key, value, f"{where}.params.{key}")
+    return estimator
+
+
+def _check_value(estimator, key: str, value, where: str) -> None:
+    """Check ``value`` of parameter ``key`` against the estimator's own table of constraints
+    (``_parameter_constraints``, which its ``fit`` checks), so that a wrong value in the file is
+    refused naming the key rather than failing every cell."""
+    table = getattr(estimator, "_parameter_constraints", None)
+    if isinstance(table, Mapping) and key in table:
+        try:
+            validate_parameter(key, value, table[key], type(estimator).__name__)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None

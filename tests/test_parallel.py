@@ -370,6 +370,10 @@ def test_sweep_command(tmp_path, capsys):
     (SPEC.replace('{ method = "greedy" }', "[1]"), r"estimators\.greedy\.params must be a table"),
     (SPEC.replace('"cluhsic.CLUHSIC"', "1"), r"estimators\.greedy\.class must be"),
     (SPEC.replace('"cluhsic.CLUHSIC"', '"cluhsic.__class__"'), "no estimator"),
+    # was accepted, then every cell of the estimator failed
+    (SPEC.replace('method = "greedy"', 'method = "nope"'),
+     r"estimators\.greedy\.params\.method: The 'method' parameter of CLUHSIC must be one of"),
+    (SPEC.replace("[0.5, 1.0]", '[0.5, "x"]'), r"estimators\.ssc\.grid\.gamma\[1\]: The 'gamma' parameter"),
 ])
 def test_spec_errors_name_the_key(tmp_path, text, match):
     spec = tmp_path / "spec.toml"
