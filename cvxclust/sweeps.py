@@ -164,8 +164,8 @@ def _cells(estimators: dict, data: dict, grids: dict, random_state) -> list[tupl
 
 def _check_out(out) -> Path:
     """``out`` as a path to a ``.csv`` or ``.parquet`` file that can be written: its directory
-    exists and it is not itself a directory."""
-    if not isinstance(out, (str, os.PathLike)):
+    exists, it is not itself a directory, and for Parquet a Parquet engine is installed."""
+    if not isinstance(out, (str, os.PathLike)) or not isinstance(os.fspath(out), str):
         raise TypeError(f"out must be the path (str or Path) of a .csv or .parquet file, got "
                         f"{type(out).__name__} {out!r:.80}")
     if "\x00" in os.fspath(out):
@@ -173,6 +173,15 @@ def _check_out(out) -> Path:
     out = Path(out)
     if out.suffix not in (".csv", ".parquet"):
         raise ValueError(f"out must be a .csv or .parquet file, got {str(out)!r}")
+    if out.suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401  (pandas' Parquet engine; fastparquet is the other)
+        except ImportError:
+            try:
+                import fastparquet  # noqa: F401
+            except ImportError:
+                raise ValueError(f"out {str(out)!r}: a .parquet table needs pyarrow (pip install pyarrow); "
+                                 f"or give a .csv file") from None
     if not out.parent.is_dir():
         raise ValueError(f"out must be a file in an existing directory, got {str(out)!r} "
                          f"({str(out.parent)!r} is not a directory)")

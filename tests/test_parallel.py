@@ -318,6 +318,15 @@ def test_sweep_out_that_is_not_a_sweep_table(tmp_path, content, missing):
     assert FITS == [] and out.read_text() == content  # refused before any fit, the file untouched
 
 
+def test_sweep_parquet_without_an_engine_is_refused_before_any_fit(tmp_path, monkeypatch):
+    for engine in ("pyarrow", "fastparquet"):
+        monkeypatch.setitem(sys.modules, engine, None)  # import fails as when not installed
+    FITS.clear()
+    with pytest.raises(ValueError, match=r"^out '.*t\.parquet': a \.parquet table needs pyarrow"):  # was after the fits
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=tmp_path / "t.parquet", progress=False)
+    assert FITS == [] and not (tmp_path / "t.parquet").exists()
+
+
 def test_sweep_out_in_a_missing_directory_is_refused_before_any_fit(tmp_path):
     FITS.clear()
     with pytest.raises(ValueError, match="out must be a file in an existing directory"):  # was pandas' OSError
