@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import os
 import re
 import sys
 import time
@@ -259,6 +260,8 @@ def _validate_command(args) -> int:
             out.mkdir(parents=True, exist_ok=True)
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
             return _usage_error(args.prog, f"--out: cannot make the folder {args.out!r}: {exc}")
+        if not os.access(out, os.W_OK):
+            return _usage_error(args.prog, f"--out: the folder {args.out!r} is read-only")
 
     with contextlib.ExitStack() as backend:
         problem = _enter_backend(args, backend)

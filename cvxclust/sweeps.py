@@ -164,7 +164,8 @@ def _cells(estimators: dict, data: dict, grids: dict, random_state) -> list[tupl
 
 def _check_out(out) -> Path:
     """``out`` as a path to a ``.csv`` or ``.parquet`` file that can be written: its directory
-    exists, it is not itself a directory, and for Parquet a Parquet engine is installed."""
+    exists and may be written, it is not itself a directory, and for Parquet a Parquet engine is
+    installed."""
     if not isinstance(out, (str, os.PathLike)) or not isinstance(os.fspath(out), str):
         raise TypeError(f"out must be the path (str or Path) of a .csv or .parquet file, got "
                         f"{type(out).__name__} {out!r:.80}")
@@ -187,6 +188,9 @@ def _check_out(out) -> Path:
                          f"({str(out.parent)!r} is not a directory)")
     if out.exists() and not out.is_file():
         raise ValueError(f"out must be a file, got {str(out)!r}, which is not one")
+    if not os.access(out if out.exists() else out.parent, os.W_OK):
+        raise ValueError(f"out must be a file this process may write, got {str(out)!r} "
+                         f"({str(out if out.exists() else out.parent)!r} is read-only)")
     return out
 
 

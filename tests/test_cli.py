@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import cvxclust
+import cvxclust.cli as cli_module
 from cvxclust.cli import load_instance, main, plot_convergence
 from cvxclust.ssc import FrobeniusDS
 
@@ -282,3 +283,9 @@ def test_a_sweep_file_that_cannot_be_read(tmp_path, capsys):
 def test_main_argv_must_be_a_list_of_str(argv):
     with pytest.raises(TypeError, match="argv must be a list of str"):
         main(argv)
+
+
+def test_validate_out_folder_that_is_read_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli_module.os, "access", lambda path, mode: False)  # as a read-only folder (root writes all)
+    assert main(["validate", str(tiny(tmp_path)), "--out", str(tmp_path / "out")]) == 2  # was a PermissionError
+    assert "is read-only" in one_line_error(capsys, "cvxclust validate: error: --out: ")

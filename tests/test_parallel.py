@@ -327,6 +327,15 @@ def test_sweep_parquet_without_an_engine_is_refused_before_any_fit(tmp_path, mon
     assert FITS == [] and not (tmp_path / "t.parquet").exists()
 
 
+def test_sweep_out_that_cannot_be_written_is_refused_before_any_fit(tmp_path, monkeypatch):
+    sweep_module = importlib.import_module("cvxclust.sweeps")
+    monkeypatch.setattr(sweep_module.os, "access", lambda path, mode: False)  # a read-only folder (root writes all)
+    FITS.clear()
+    with pytest.raises(ValueError, match=r"^out must be a file this process may write.*is read-only"):
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=tmp_path / "t.csv", progress=False)
+    assert FITS == []  # was: every cell fitted, then a PermissionError
+
+
 def test_sweep_out_in_a_missing_directory_is_refused_before_any_fit(tmp_path):
     FITS.clear()
     with pytest.raises(ValueError, match="out must be a file in an existing directory"):  # was pandas' OSError
