@@ -83,9 +83,16 @@ def _connect(scheduler: str, timeout: float):
         from dask.distributed import Client
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ImportError('a Dask scheduler needs dask.distributed: pip install "cvxclust[dask]"') from exc
-    try:
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:  # read the address as Dask's connect does, before any Client exists
+        scheme, location = parse_address(scheduler)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
         return Client(scheduler, timeout=timeout)
-    except ValueError as exc:  # Dask's address parser: no port, unknown scheme, ...
+    except ValueError as exc:  # no port, unknown scheme, ...
         raise ValueError(f"scheduler {scheduler!r} is not the address of a Dask scheduler ({exc}); "
                          f"expected one such as 'tcp://host:8786'") from None
     except OSError:  # nothing listens there, or the host is unknown: Dask times out
