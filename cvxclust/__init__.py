@@ -1,7 +1,12 @@
-"""cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them."""
+"""cvxclust: convex relaxations of clustering in cvxpy, with scalable solvers validated against them.
 
-from . import (bregman, cluhsic, cluhsical, generic, hsic, kernels, metrics, parameters, rounding, solvers, ssc,
-               structures)
+``cvxclust.sweep`` is the function :func:`cvxclust.sweeps.sweep`; its module is
+:mod:`cvxclust.sweeps` (``import cvxclust.sweeps``, ``from cvxclust.sweeps import read_spec``).
+"""
+
+from . import (acceleration, bregman, catalogue, cluhsic, cluhsical, datasets, dual_newton, generic, hsic, kernels,
+               linalg, metrics, parallel, parameters, result, rounding, solvers, ssc, structures, sweeps, validation)
+from . import sweep as _former_sweep_module  # noqa: F401  (registered before the function takes the name)
 from .bregman import BregmanClustering
 from .cluhsic import CLUHSIC
 from .cluhsical import CLUHSICAL
@@ -9,7 +14,7 @@ from .generic import solve
 from ._relaxation import ConvergenceWarning, Relaxation
 from .result import Result
 from .ssc import SemidefiniteSpectralClustering
-from .sweep import sweep
+from .sweeps import sweep
 from .validation import validate
 
 __all__ = [
@@ -20,9 +25,16 @@ __all__ = [
     "Relaxation",
     "Result",
     "SemidefiniteSpectralClustering",
+    "acceleration",
+    "catalogue",
+    "datasets",
+    "dual_newton",
     "kernels",
+    "linalg",
     "metrics",
+    "parallel",
     "parameters",
+    "result",
     "rounding",
     "solvers",
     "ssc",
@@ -34,6 +46,8 @@ __all__ = [
     "solve",
     "structures",
     "sweep",
+    "sweeps",
     "validate",
+    "validation",
 ]
 __version__ = "0.1.0"

@@ -281,7 +281,10 @@ def objects_by_pose(
     """
     n_objects = check_int_range(n_objects, "n_objects", 1, len(POSE_OBJECTS))
     n_pose_clusters = check_int_range(n_pose_clusters, "n_pose_clusters", 1)
-    n_poses = check_int_range(n_poses, "n_poses", n_pose_clusters)
+    n_poses = check_int_range(n_poses, "n_poses", 1)
+    if n_pose_clusters > n_poses:  # either may be the one the caller passed: the message names both
+        raise ValueError(f"n_pose_clusters must be at most n_poses={n_poses}, got {n_pose_clusters} "
+                         f"(each pose cluster holds at least one pose)")
     if n_poses % n_pose_clusters:
         raise ValueError(f"n_poses must be a multiple of n_pose_clusters={n_pose_clusters}, got {n_poses}")
     size = _check_size(size)

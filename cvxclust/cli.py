@@ -1,9 +1,15 @@
 """The ``cvxclust`` command: ``cvxclust validate`` runs the catalogue of validation instances,
-``cvxclust sweep`` the cells of a sweep file (:func:`cvxclust.sweep.read_spec`).
+``cvxclust sweep`` the cells of a sweep file (:func:`cvxclust.sweeps.read_spec`).
 
 ``cvxclust validate [PATHS...]`` loads problem files (TOML) and, for each instance,
 solves the cvxpy reference and every scalable method, prints the comparison table, and exits
 with status 0 if every check passed, 1 if one failed and 2 for a usage error.
+
+Every usage error (a bad option value, an unreadable or wrong problem or sweep file, a
+``--scheduler`` that is no address or where no Dask scheduler answers within
+:data:`cvxclust.parallel.CONNECT_TIMEOUT` seconds) is one line on stderr, in argparse's manner,
+``cvxclust sweep: error: --scheduler: ...``, naming the option or the file and its key, and exit
+status 2.
 
 The problem-file format is documented in :mod:`cvxclust.catalogue`.
 """
@@ -11,8 +17,10 @@ The problem-file format is documented in :mod:`cvxclust.catalogue`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
+import os
 import re
 import sys
 import time
@@ -22,7 +30,7 @@ from . import __version__
 from ._deprecation import DEPRECATED, renamed_parameter
 from ._relaxation import REFERENCE_SOLVERS
 from .catalogue import Instance, find_problem_files, load_instance, run_instance
-from .parallel import check_backend, parallel_backend, run_tasks
+from .parallel import MAX_BLAS_THREADS, check_backend, parallel_backend, run_tasks
 from .validation import ValidationReport
 
 __all__ = ["Instance", "load_instance", "find_problem_files", "main"]
@@ -68,8 +76,26 @@ def plot_convergence(report: ValidationReport, path, *, objective_tol=None, resi
 # --------------------------------------------------------------------------------------------
 # the command
 # --------------------------------------------------------------------------------------------
+def _one_line(message) -> str:
+    return " ".join(str(message).split())
+
+
+def _usage_error(prog: str, message) -> int:
+    """Print the usage error ``message`` as one line on stderr and return the exit status 2."""
+    print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
+    return 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (argparse prints the usage too)."""
+
+    def error(self, message):
+        _usage_error(self.prog, f"{message} (see {self.prog} --help)")
+        self.exit(2)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="cvxclust",
         description="Convex relaxations of clustering: validate scalable solvers against cvxpy references, "
         "and sweep estimators over data sets and parameters.",
@@ -125,13 +151,13 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument(
         "-q", "--quiet", action="store_true", help="no progress and no tables, only failures and the summary"
     )
-    v.set_defaults(handler=_validate_command)
+    v.set_defaults(handler=_validate_command, prog=v.prog)
 
     s = commands.add_parser(
         "sweep",
         help="fit estimators x data sets x parameter grids of a sweep file into one table",
         description=(
-            "Fit every estimator of SPEC (a TOML sweep file, see cvxclust.sweep.read_spec) on every data "
+            "Fit every estimator of SPEC (a TOML sweep file, see cvxclust.sweeps.read_spec) on every data "
             "set at every point of its grid, score it against the labels, and write one row per cell to "
             "OUT (.csv or .parquet). Cells already in OUT are not computed again. Exit 0, or 1 if a cell "
             "failed (its row holds the error), 2 on a usage error."
@@ -140,31 +166,30 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("spec", metavar="SPEC", help="the sweep file (TOML)")
     s.add_argument("--out", metavar="FILE", required=True, help="the table (.csv or .parquet), also the resume point")
     s.add_argument("--jobs", type=int, metavar="N", help="fit N cells at a time in worker processes (-1: one per core)")
-    s.add_argument("--scheduler", metavar="ADDRESS", help="fit the cells on the Dask distributed scheduler at ADDRESS")
+    s.add_argument("--scheduler", metavar="ADDRESS",
+                   help="fit the cells on the Dask distributed scheduler at ADDRESS (e.g. tcp://host:8786)")
     s.add_argument("--blas-threads", type=int, default=1, metavar="N",
                    help="BLAS threads of each fit (default 1; 0 keeps the library default)")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress and no table, only failures")
-    s.set_defaults(handler=_sweep_command)
+    s.set_defaults(handler=_sweep_command, prog=s.prog)
     return parser
-
-
-def _usage_error(message: str) -> int:
-    print(f"cvxclust validate: error: {message}", file=sys.stderr)
-    return 2
 
 
 def _validate_command(args) -> int:
     started = time.perf_counter()
+    problem = _check_fanout(args)
+    if problem:
+        return _usage_error(args.prog, problem)
     try:
         files = find_problem_files(args.paths or ["problems"])
         instances = [load_instance(f) for f in files]
     except (OSError, ValueError) as exc:
         hint = "" if args.paths else " (run from the repository root, or pass problem files or folders)"
-        return _usage_error(f"{exc}{hint}")
+        return _usage_error(args.prog, f"{exc}{hint}")
     names = [inst.name for inst in instances]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        return _usage_error(f"instance names must be unique; repeated: {dupes}")
+        return _usage_error(args.prog, f"instance names must be unique; repeated: {dupes}")
 
     requested = None
     if args.methods is not None:
@@ -173,56 +198,74 @@ def _validate_command(args) -> int:
         unknown = [m for m in requested if m not in known]
         if not requested or unknown:
             return _usage_error(
-                f"--methods: unknown method(s) {unknown or [args.methods]}; the instances have {sorted(known)}"
-            )
+                args.prog,
+                f"--methods: unknown method(s) {unknown or [args.methods]}; the instances have {sorted(known)}")
 
     out = None
     if args.out is not None:
         out = Path(args.out)
         try:
             out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            return _usage_error(f"--out: {exc}")
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            return _usage_error(args.prog, f"--out: cannot make the folder {args.out!r}: {exc}")
+        if not os.access(out, os.W_OK):
+            return _usage_error(args.prog, f"--out: the folder {args.out!r} is read-only")
 
-    problem = _check_fanout(args)
-    if problem:
-        return _usage_error(problem)
-    return _run(instances, requested, out, args, started)
+    with contextlib.ExitStack() as backend:
+        problem = _enter_backend(args, backend)
+        if problem:
+            return _usage_error(args.prog, problem)
+        return _run(instances, requested, out, args, started)
 
 
 def _check_fanout(args) -> str | None:
     """The usage error of ``--jobs``/``--scheduler``/``--blas-threads``, or None."""
-    if args.blas_threads < 0:
-        return f"--blas-threads must be >= 0, got {args.blas_threads}"
+    if not 0 <= args.blas_threads <= MAX_BLAS_THREADS:
+        return (f"--blas-threads: must be 0 (the library's default) or from 1 to {MAX_BLAS_THREADS}, "
+                f"got {args.blas_threads}")
+    if args.jobs is not None and args.scheduler is not None:
+        return "--jobs, --scheduler: give one or the other, not both"
+    for option, jobs, scheduler in (("--jobs", args.jobs, None), ("--scheduler", None, args.scheduler)):
+        try:
+            check_backend(jobs, scheduler)
+        except (TypeError, ValueError) as exc:
+            return f"{option}: {exc}"
+    return None
+
+
+def _enter_backend(args, stack: contextlib.ExitStack) -> str | None:
+    """Enter the backend of ``--jobs``/``--scheduler`` on ``stack``; the usage error, or None.
+
+    A scheduler gets :data:`cvxclust.parallel.CONNECT_TIMEOUT` seconds to answer."""
     try:
-        check_backend(args.jobs, args.scheduler)
-    except ValueError as exc:
-        return f"--jobs/--scheduler: {exc}"
+        stack.enter_context(parallel_backend(args.jobs, args.scheduler))
+    except (ImportError, OSError, TypeError, ValueError) as exc:  # OSError: nothing answers there
+        return f"--scheduler: {exc}"
     return None
 
 
 def _sweep_command(args) -> int:
-    from .sweep import read_spec, sweep
-
-    def usage(message: str) -> int:
-        print(f"cvxclust sweep: error: {message}", file=sys.stderr)
-        return 2
+    from .sweeps import read_spec, sweep
 
     problem = _check_fanout(args)
     if problem:
-        return usage(problem)
+        return _usage_error(args.prog, problem)
     if Path(args.out).suffix not in (".csv", ".parquet"):
-        return usage(f"--out must be a .csv or .parquet file, got {args.out!r}")
+        return _usage_error(args.prog, f"--out: must be a .csv or .parquet file, got {args.out!r}")
     try:
         estimators, datasets, grids = read_spec(args.spec)
-    except (ValueError, ImportError) as exc:
-        return usage(str(exc))
-    with parallel_backend(args.jobs, args.scheduler):
+    except (ImportError, TypeError, ValueError) as exc:  # the message names the file and the key
+        return _usage_error(args.prog, exc)
+    with contextlib.ExitStack() as backend:
+        problem = _enter_backend(args, backend)
+        if problem:
+            return _usage_error(args.prog, problem)
         try:
             table = sweep(estimators, datasets, grids, out=args.out, blas_threads=args.blas_threads or None,
                           progress=not args.quiet)
-        except (TypeError, ValueError) as exc:
-            return usage(str(exc))
+        except (TypeError, ValueError) as exc:  # what sweep checks beyond read_spec: the table at --out
+            message = str(exc)
+            return _usage_error(args.prog, f"--out: {message}" if message.startswith("out ") else message)
     failed = table[table["error"] != ""]
     for _, row in failed.iterrows():
         print(f"{row['estimator']} | {row['dataset']} | {row['params']}: {row['error']}", file=sys.stderr)
@@ -247,9 +290,8 @@ def _run(instances: list[Instance], requested, out: Path | None, args, started: 
     tables, dicts = [], []
     n_checks = n_failed = 0
     tasks = [(inst, requested, args.reference_solver) for inst in instances]
-    bar = tqdm(total=len(instances), desc="validate", unit="instance", file=sys.stderr, disable=quiet,
-               dynamic_ncols=True)
-    with parallel_backend(args.jobs, args.scheduler):
+    with tqdm(total=len(instances), desc="validate", unit="instance", file=sys.stderr, disable=quiet,
+              dynamic_ncols=True) as bar:
         outcomes = run_tasks(run_instance, tasks, blas_threads=args.blas_threads or None)
         for inst, outcome in zip(instances, outcomes):
             bar.update()
@@ -287,13 +329,7 @@ def _run(instances: list[Instance], requested, out: Path | None, args, started: 
                 for c in failed:
                     print(f"{inst.name} | {c.method}: FAIL: {'; '.join(c.failures)}", file=sys.stderr)
             if out is not None:
-                plot_convergence(
-                    report,
-                    out / f"{_plot_name(inst.name)}.png",
-                    tol_objective=inst.validate_kwargs.get("tol_objective"),
-                    tol_residual=inst.validate_kwargs.get("tol_residual"),
-                )
-    bar.close()
+                plot_convergence(report, out / f"{_plot_name(inst.name)}.png")
 
     elapsed = time.perf_counter() - started
     summary = f"{len(dicts)} instances, {n_failed} checks failed"
@@ -310,15 +346,17 @@ def _run(instances: list[Instance], requested, out: Path | None, args, started: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``cvxclust`` command with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    """Run the ``cvxclust`` command with ``argv`` (default ``sys.argv[1:]``); return the exit status:
+    0 success, 1 a failed check or cell, 2 a usage error (one line on stderr)."""
+    if argv is not None and (not isinstance(argv, (list, tuple)) or not all(isinstance(a, str) for a in argv)):
+        raise TypeError(f"argv must be a list of str (the command's arguments) or None, got {argv!r:.80}")
     parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
-        parser.print_help(sys.stderr)
-        return 2
+        return _usage_error(parser.prog, "choose a command: validate or sweep (see cvxclust --help)")
     return args.handler(args)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import cvxclust
+import cvxclust.cli as cli_module
 from cvxclust.cli import load_instance, main, plot_convergence
 from cvxclust.ssc import FrobeniusDS
 
@@ -101,7 +102,7 @@ def test_methods_and_reference_solver_options(tmp_path, capsys):
         (["validate", "--methods", "nope"], "unknown method"),
         (["validate", "--reference-solver", "MOSEK"], "invalid choice"),
         (["validate", "--blas-threads", "-1"], "--blas-threads"),
-        ([], "usage"),
+        ([], "choose a command"),
     ],
 )
 def test_usage_errors_exit_2(tmp_path, capsys, argv, message):
@@ -182,3 +183,109 @@ def test_console_script_entry_point():
 
     (script,) = entry_points(group="console_scripts", name="cvxclust")
     assert script.load() is main
+
+
+# --------------------------------------------------------------------------- usage errors: one line, exit 2
+
+SPEC = """\
+[datasets]
+iris = { n_samples = 15 }
+
+[estimators.greedy]
+class = "cluhsic.CLUHSIC"
+params = { method = "greedy" }
+"""
+
+
+def one_line_error(capsys, prefix: str) -> str:
+    """The one line the command wrote on stderr, which must start with ``prefix``."""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(prefix), err
+    return err
+
+
+def spec(tmp_path, text=SPEC) -> str:
+    path = tmp_path / "spec.toml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return str(path)
+
+
+@pytest.mark.parametrize("command", ["validate", "sweep"])
+@pytest.mark.parametrize(("address", "says"), [
+    ("garbage", "is not the address of a Dask scheduler"),  # was Dask's ValueError out of main
+    ("", "must be the address of a Dask scheduler"),
+    ("tcp://[::1:1", "is not the address of a Dask scheduler"),
+    ("foo://host:1", "is not the address of a Dask scheduler"),
+])
+def test_a_bad_scheduler_address_is_a_usage_error(tmp_path, capsys, command, address, says):
+    argv = ["validate", str(tiny(tmp_path))] if command == "validate" else ["sweep", spec(tmp_path), "--out",
+                                                                              str(tmp_path / "t.csv")]
+    assert main([*argv, "--scheduler", address]) == 2
+    err = one_line_error(capsys, f"cvxclust {command}: error: --scheduler: ")
+    assert says in err and repr(address) in err
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_an_unreachable_scheduler_fails_fast_saying_what_to_do(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("dask.distributed")
+    import socket
+
+    from cvxclust import parallel
+
+    with socket.socket() as sock:  # a port of this machine where nothing listens
+        sock.bind(("127.0.0.1", 0))
+        address = "tcp://127.0.0.1:%d" % sock.getsockname()[1]
+    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", 0.5)  # was Dask's OSError, after 30 s
+    assert main(["sweep", spec(tmp_path), "--out", str(tmp_path / "t.csv"), "--scheduler", address]) == 2
+    err = one_line_error(capsys, "cvxclust sweep: error: --scheduler: ")
+    assert f"no Dask scheduler answered at '{address}' within 0.5 s" in err and "dask scheduler" in err
+
+
+@pytest.mark.parametrize(("argv", "prefix", "says"), [
+    (["validate", "--jobs", "x"], "cvxclust validate: error: argument --jobs: ", "invalid int value"),
+    (["validate", "--jobs", "2", "--scheduler", "tcp://h:1"], "cvxclust validate: error: --jobs, --scheduler: ",
+     "not both"),
+    (["validate", "--jobs", "100000000"], "cvxclust validate: error: --jobs: ", "got 100000000"),
+    (["validate", "--blas-threads", str(10**30)], "cvxclust validate: error: --blas-threads: ", "from 1 to 1024"),
+    (["sweep", "s.toml"], "cvxclust sweep: error: ", "required: --out"),
+    (["sweep", "s.toml", "--out", "t.txt"], "cvxclust sweep: error: --out: ", ".csv or .parquet"),
+    (["nope"], "cvxclust: error: argument COMMAND: ", "invalid choice"),
+    ([], "cvxclust: error: ", "choose a command"),  # was the whole help on stderr
+])
+def test_usage_errors_are_one_line_naming_the_option(capsys, argv, prefix, says):
+    assert main(argv) == 2
+    assert says in one_line_error(capsys, prefix)
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    (b"\xff\xfe[datasets]\n", "not a UTF-8 text file"),  # was UnicodeDecodeError's message without the file
+    ("grid = 3\n" + SPEC, "grid must be a table"),  # was a TypeError out of main
+    (SPEC + "grid = 3\n", "estimators.greedy.grid must be a table"),
+    (SPEC + "grid = { nope = [1.0] }\n", "estimators.greedy.grid.nope: 'nope' is not a parameter of CLUHSIC"),
+    ("[grid]\nn_clusters = 3\n" + SPEC, "grid.n_clusters must be a non-empty list"),
+    (SPEC.replace('{ method = "greedy" }', "3"), "estimators.greedy.params must be a table"),
+    (SPEC.replace('"cluhsic.CLUHSIC"', "3"), "estimators.greedy.class must be '<family>.<Class>'"),
+    (SPEC.replace("iris = { n_samples = 15 }", "iris = 15"), "datasets.iris must be a table"),
+])
+def test_a_bad_sweep_file_is_one_line_naming_the_file_and_key(tmp_path, capsys, text, says):
+    path = spec(tmp_path, text)
+    assert main(["sweep", path, "--out", str(tmp_path / "t.csv")]) == 2
+    err = one_line_error(capsys, f"cvxclust sweep: error: {path}: ")
+    assert says in err
+
+
+def test_a_sweep_file_that_cannot_be_read(tmp_path, capsys):
+    assert main(["sweep", str(tmp_path), "--out", str(tmp_path / "t.csv")]) == 2
+    assert "cannot read the sweep file" in one_line_error(capsys, f"cvxclust sweep: error: {tmp_path}: ")
+
+
+@pytest.mark.parametrize("argv", ["validate", [1, 2], ("validate", None)])
+def test_main_argv_must_be_a_list_of_str(argv):
+    with pytest.raises(TypeError, match="argv must be a list of str"):
+        main(argv)
+
+
+def test_validate_out_folder_that_is_read_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli_module.os, "access", lambda path, mode: False)  # as a read-only folder (root writes all)
+    assert main(["validate", str(tiny(tmp_path)), "--out", str(tmp_path / "out")]) == 2  # was a PermissionError
+    assert "is read-only" in one_line_error(capsys, "cvxclust validate: error: --out: ")

@@ -136,3 +136,13 @@ def test_structured_blobs_n_samples_upper_bound(structure, d):
         with pytest.raises(ValueError,
                            match=rf"n_samples must be at most {2**28 // d} here.*limited to 2\*\*28 floats"):
             structured_blobs(structure, n)
+
+
+def test_datasets_is_a_public_module_of_the_package():
+    import cvxclust
+    from cvxclust import datasets
+
+    assert "datasets" in cvxclust.__all__ and cvxclust.datasets is datasets  # was left out of __all__
+    namespace = {}
+    exec("from cvxclust import *", namespace)
+    assert namespace["datasets"] is datasets and namespace["datasets"].load_dataset is load_dataset

@@ -244,6 +244,7 @@ def test_every_object_renders(image):
         (lambda: objects_by_pose(n_poses=25), "n_poses"),
         (lambda: objects_by_pose(n_poses=2, n_pose_clusters=3), "n_poses"),
         (lambda: objects_by_pose(n_pose_clusters=0), "n_pose_clusters"),
+        (lambda: objects_by_pose(n_pose_clusters=30), "n_pose_clusters must be at most n_poses=24, got 30"),
         (lambda: objects_by_pose(size=1000), "size"),
         (lambda: objects_by_pose(random_state=1.5), "random_state"),
     ],

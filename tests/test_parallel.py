@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import joblib
@@ -18,7 +22,7 @@ from cvxclust.cli import main
 from cvxclust.cluhsic import CLUHSIC
 from cvxclust.parallel import parallel_backend, run_tasks
 from cvxclust.ssc import SemidefiniteSpectralClustering
-from cvxclust.sweep import COLUMNS, read_spec
+from cvxclust.sweeps import COLUMNS, read_spec
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 TIMING = {"time", "speedup", "seconds"}
@@ -62,6 +66,52 @@ def test_tasks_come_back_in_order_with_one_blas_thread():
 def test_backend_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         with parallel_backend(**kwargs):
+            pass
+
+
+def _double(x):
+    return 2 * x
+
+
+@pytest.mark.parametrize(("function", "tasks", "kwargs", "error", "match"), [
+    (_double, 3, {}, TypeError, r"^tasks must be an iterable of argument tuples"),  # was "'int' ... not iterable"
+    (_double, "ab", {}, TypeError, r"^tasks must be an iterable"),
+    (_double, [(1,), 2], {}, TypeError, r"^tasks\[1\] must be a tuple \(or list\) of the arguments"),
+    (_double, [None], {}, TypeError, r"^tasks\[0\] must be a tuple"),
+    (3, [(1,)], {}, TypeError, r"'function' parameter of run_tasks must be a callable"),
+    (_double, [(1,)], {"blas_threads": 0}, ValueError, "'blas_threads' parameter of run_tasks"),
+    (_double, [(1,)], {"blas_threads": 10**30}, ValueError, "'blas_threads' parameter of run_tasks"),  # was ctypes'
+    (_double, [(1,)], {"blas_threads": "2"}, TypeError, "'blas_threads' parameter of run_tasks"),
+])
+def test_run_tasks_bad_input_is_refused_at_the_call(function, tasks, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        run_tasks(function, tasks, **kwargs)  # raised by the call, not when the results are drawn
+
+
+def test_run_tasks_takes_lists_and_generators_of_tasks():
+    assert list(run_tasks(_double, [[1], (2,)])) == [2, 4]
+    assert list(run_tasks(_double, ((i,) for i in range(3)))) == [0, 2, 4]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"scheduler": ""}, ValueError, "^scheduler must be the address of a Dask scheduler"),
+    ({"scheduler": "  "}, ValueError, "^scheduler must be the address"),
+    ({"scheduler": 8786}, TypeError, "^scheduler must be the address of a Dask scheduler .a str"),
+    ({"jobs": 10**9}, ValueError, "^jobs must be -1 .one worker per core. or an int from 1 to"),
+    ({"jobs": 2.0}, ValueError, "^jobs must be"),
+    ({"connect_timeout": 0}, ValueError, "'connect_timeout' parameter of parallel_backend"),
+])
+def test_backend_bad_arguments_name_them(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        with parallel_backend(**kwargs):
+            pass
+
+
+@pytest.mark.parametrize("address", ["garbage", "tcp://", "foo://host:1"])
+def test_backend_scheduler_that_is_no_address(address):
+    pytest.importorskip("dask.distributed")
+    with pytest.raises(ValueError, match=f"^scheduler '{re.escape(address)}' is not the address of a Dask scheduler"):
+        with parallel_backend(scheduler=address):
             pass
 
 
@@ -147,7 +197,7 @@ class Interrupted(Flaky):
 
 
 def test_an_interrupted_sweep_keeps_its_checkpoint_and_resumes(tmp_path, monkeypatch):
-    sweep_module = importlib.import_module("cvxclust.sweep")
+    sweep_module = importlib.import_module("cvxclust.sweeps")
     monkeypatch.setattr(sweep_module, "_CHECKPOINT_SECONDS", 0.0)
     out = tmp_path / "table.csv"
     grid = {"n_clusters": [2, 3], "fail": [False, True]}  # cells (False, 2), (False, 3), then an interruption
@@ -161,7 +211,7 @@ def test_an_interrupted_sweep_keeps_its_checkpoint_and_resumes(tmp_path, monkeyp
 
 
 def test_the_table_is_not_rewritten_after_every_cell(tmp_path, monkeypatch):
-    sweep_module = importlib.import_module("cvxclust.sweep")
+    sweep_module = importlib.import_module("cvxclust.sweeps")
     monkeypatch.setattr(sweep_module, "_CHECKPOINT_SECONDS", 1e9)
     writes = []
     write = sweep_module._write
@@ -210,6 +260,17 @@ def test_sweep_parquet_table_resumes(tmp_path):
     (({"flaky": Flaky()}, ["iris"]), {"out": "t.txt"}, ValueError, "out"),
     (({"flaky": Flaky()}, ["iris"]), {"random_state": np.random.RandomState(0)}, TypeError, "random_state"),
     (({"flaky": Flaky()}, ["iris"]), {"blas_threads": 0}, ValueError, "blas_threads"),
+    (({"flaky": Flaky()}, None), {}, TypeError, r"^datasets must be a list of data set names or a mapping"),
+    (({"flaky": Flaky()}, 3), {}, TypeError, r"^datasets must be a list"),
+    (({"flaky": Flaky()}, []), {}, ValueError, r"^datasets must name at least one data set"),
+    (({"flaky": Flaky()}, {}), {}, ValueError, r"^datasets must hold at least one data set"),
+    (({"flaky": Flaky()}, [3]), {}, TypeError, r"^datasets\[0\] must be the name of a data set"),
+    (({"flaky": Flaky()}, ["iris", "nope"]), {}, ValueError, r"^datasets\[1\]: .*'nope'"),
+    (({"flaky": Flaky()}, {"d": (["a", "b"], [0, 1])}), {}, ValueError, r"^datasets\['d'\]: X must be"),
+    (({"flaky": Flaky()}, ["iris"]), {"out": 3}, TypeError, r"^out must be the path \(str or Path\)"),
+    (({"flaky": Flaky()}, ["iris"]), {"grid": {1: [2], "x": [2]}}, ValueError,
+     r"^grid parameters \['x', 1\] are not parameters"),  # was "'<' not supported between ..."
+    (({"flaky": Flaky()}, ["iris"]), {"blas_threads": 10**30}, ValueError, "blas_threads"),
 ])
 def test_sweep_bad_input(args, kwargs, error, match):
     with pytest.raises(error, match=match):
@@ -257,6 +318,24 @@ def test_sweep_out_that_is_not_a_sweep_table(tmp_path, content, missing):
     assert FITS == [] and out.read_text() == content  # refused before any fit, the file untouched
 
 
+def test_sweep_parquet_without_an_engine_is_refused_before_any_fit(tmp_path, monkeypatch):
+    for engine in ("pyarrow", "fastparquet"):
+        monkeypatch.setitem(sys.modules, engine, None)  # import fails as when not installed
+    FITS.clear()
+    with pytest.raises(ValueError, match=r"^out '.*t\.parquet': a \.parquet table needs pyarrow"):  # was after the fits
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=tmp_path / "t.parquet", progress=False)
+    assert FITS == [] and not (tmp_path / "t.parquet").exists()
+
+
+def test_sweep_out_that_cannot_be_written_is_refused_before_any_fit(tmp_path, monkeypatch):
+    sweep_module = importlib.import_module("cvxclust.sweeps")
+    monkeypatch.setattr(sweep_module.os, "access", lambda path, mode: False)  # a read-only folder (root writes all)
+    FITS.clear()
+    with pytest.raises(ValueError, match=r"^out must be a file this process may write.*is read-only"):
+        sweep({"flaky": Flaky()}, {"blobs": _two_blobs()}, out=tmp_path / "t.csv", progress=False)
+    assert FITS == []  # was: every cell fitted, then a PermissionError
+
+
 def test_sweep_out_in_a_missing_directory_is_refused_before_any_fit(tmp_path):
     FITS.clear()
     with pytest.raises(ValueError, match="out must be a file in an existing directory"):  # was pandas' OSError
@@ -302,9 +381,66 @@ def test_sweep_command(tmp_path, capsys):
     (SPEC.replace("[0.5, 1.0]", "0.5"), "list"),
     ("surprise = 1\n" + SPEC, "unknown"),
     (SPEC.replace("n_samples = 45", "n_samples = 1"), "datasets.iris"),
+    ("grid = 3\n" + SPEC, r"spec\.toml: grid must be a table"),  # was TypeError: 'int' object is not a mapping
+    (SPEC.replace("grid = { gamma = [0.5, 1.0] }", "grid = [1]"), r"spec\.toml: estimators\.ssc\.grid must be a table"),
+    (SPEC.replace("gamma = [", "nope = ["), r"estimators\.ssc\.grid\.nope: 'nope' is not a parameter"),
+    ("[grid]\nnope = [1]\n" + SPEC, r"spec\.toml: grid\.nope: 'nope' is not a parameter"),
+    (SPEC.replace('{ method = "greedy" }', "[1]"), r"estimators\.greedy\.params must be a table"),
+    (SPEC.replace('"cluhsic.CLUHSIC"', "1"), r"estimators\.greedy\.class must be"),
+    (SPEC.replace('"cluhsic.CLUHSIC"', '"cluhsic.__class__"'), "no estimator"),
+    # was accepted, then every cell of the estimator failed
+    (SPEC.replace('method = "greedy"', 'method = "greedy", relaxation = "nope"'),
+     r"estimators\.greedy\.params\.relaxation: The 'relaxation' parameter of CLUHSIC must be one of"),
+    (SPEC.replace("[0.5, 1.0]", '[0.5, "x"]'), r"estimators\.ssc\.grid\.gamma\[1\]: The 'gamma' parameter"),
 ])
 def test_spec_errors_name_the_key(tmp_path, text, match):
     spec = tmp_path / "spec.toml"
     spec.write_text(text)
     with pytest.raises(ValueError, match=match):
         read_spec(spec)
+
+
+def test_spec_that_is_not_utf8_or_not_a_path(tmp_path):
+    spec = tmp_path / "latin.toml"
+    spec.write_bytes(SPEC.replace("ssc", "\u00e9").encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin\.toml: not a UTF-8 text file"):  # was UnicodeDecodeError
+        read_spec(spec)
+    with pytest.raises(TypeError, match="^path must be the path"):
+        read_spec(3)
+
+
+# --------------------------------------------------------------------------- the module's names
+
+def test_sweeps_module_and_sweep_function_in_every_import_form():
+    import cvxclust
+    import cvxclust.sweeps
+    import cvxclust.sweeps as module
+    from cvxclust import sweeps
+
+    assert module is sweeps is cvxclust.sweeps is importlib.import_module("cvxclust.sweeps")
+    assert module.read_spec is read_spec and module.COLUMNS is COLUMNS
+    assert cvxclust.sweep is sweep is sweeps.sweep and callable(sweep)  # the function keeps its name
+    assert {"sweep", "sweeps", "datasets", "parallel"} <= set(cvxclust.__all__)
+    namespace = {}
+    exec("from cvxclust import *", namespace)
+    assert namespace["sweeps"] is sweeps and namespace["sweep"] is sweep
+
+
+def test_the_former_module_name_warns_and_leaves_the_function_in_place():
+    """In a fresh interpreter: importing from the former module works with a FutureWarning and
+    does not rebind ``cvxclust.sweep`` to a module."""
+    code = """if True:
+        import warnings, cvxclust, cvxclust.sweeps
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            from cvxclust.sweep import read_spec
+        assert read_spec is cvxclust.sweeps.read_spec
+        assert [w.category for w in caught] == [FutureWarning], caught
+        assert "cvxclust.sweeps" in str(caught[0].message)
+        import cvxclust.sweep
+        assert cvxclust.sweep is cvxclust.sweeps.sweep, cvxclust.sweep
+        """
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
