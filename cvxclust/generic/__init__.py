@@ -9,6 +9,7 @@ this class also has it as its method ``"generic"``: the package registers it as 
 :func:`standard_form` as the reader of :meth:`~cvxclust.Relaxation.standard_form`.
 """
 
+from .._deprecation import module_getattr
 from .._progress import call_clock
 from .._relaxation import Relaxation
 
@@ -17,10 +18,14 @@ from .entry import CvxpyRelaxation, solve
 from .solver import GenericSolver
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm, linear_map, standard_form
-from .structure import Structure, structure
+from .splitting import Splitting, split
 
-__all__ = ["CvxpyRelaxation", "GenericDualNewton", "GenericSolver", "SpectralSet", "StandardForm", "Structure",
-           "linear_map", "nearest_point_form", "solve", "standard_form", "structure"]
+__all__ = ["CvxpyRelaxation", "GenericDualNewton", "GenericSolver", "SpectralSet", "Splitting", "StandardForm",
+           "linear_map", "nearest_point_form", "solve", "split", "standard_form"]
+
+# "structure" is the output structure of the structured estimators; the split of a standard form
+# had that name before
+__getattr__ = module_getattr(__name__, {"Structure": ("Splitting", Splitting), "structure": ("split", split)})
 
 
 def _generic(relaxation, **options):

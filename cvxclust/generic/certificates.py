@@ -78,7 +78,7 @@ _EPS = np.finfo(float).eps
 
 def bound_at(state, Lam, y, objective: bool = True) -> float:
     """The bound of :mod:`cvxclust.generic.solver` at the box multiplier ``Lam`` and the row
-    multipliers ``y`` (of the rows left by the structure), for the minimisation form of the
+    multipliers ``y`` (of the rows left by the splitting), for the minimisation form of the
     solver's ``state``.  Without the objective it bounds the value 0 of the feasibility problem,
     so that a positive value certifies that no X meets the constraints (it is positively
     homogeneous in the multipliers: its supremum is then infinite)."""

@@ -2,7 +2,7 @@ r"""The dual Newton method (:mod:`cvxclust.dual_newton`) for the problems of :fu
 that are nearest-point problems.
 
 A standard form ``min c ||X||^2 + <C, X> + const`` with ``c > 0`` is ``c ||X - T||^2`` plus a
-constant, ``T = -C / (2c)``.  Where its structure (:mod:`cvxclust.generic.structure`) leaves no
+constant, ``T = -C / (2c)``.  Where its splitting (:mod:`cvxclust.generic.splitting`) leaves no
 rows beside the box, the common row sums and a fixed trace, and the cone has a feasible centre
 ``a 11^T + b I`` to mix in, it is a :class:`~cvxclust.dual_newton.NearestPoint` problem:
 Newton's method on the multipliers of the row sums and the trace, the box in closed form, an
@@ -17,7 +17,7 @@ import numpy as np
 from ..dual_newton import DualNewtonSolver, NearestPoint
 from ..solvers import POSITIVE, Param
 from .standard_form import StandardForm
-from .structure import structure
+from . import splitting
 
 __all__ = ["GenericDualNewton", "nearest_point_form"]
 
@@ -27,7 +27,7 @@ def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
     reason it is not one."""
     if form.c <= 0:
         return None, "the objective has no squared Frobenius term (c = 0)"
-    split = structure(form, partial=False)
+    split = splitting.split(form, partial=False)
     spectral = split.spectral
     if split.A.shape[0]:
         return None, (f"{split.A.shape[0]} constraint rows are neither bounds, common row sums nor the trace "

@@ -43,7 +43,7 @@ class CvxpyRelaxation(Relaxation):
         self.name = name
         self.sense = form.sense
         self.primary_name = form.variable.name()
-        self._objective_scale = None  # read from the structure's linear programs once, on demand
+        self._objective_scale = None  # read from the splitting's linear programs once, on demand
 
     def problem(self) -> cp.Problem:
         return self._problem
@@ -77,10 +77,10 @@ class CvxpyRelaxation(Relaxation):
         there, and unlike the objective it does not vanish by cancellation (a graph Laplacian's
         objective is 0 at ``11^T``), which would leave a zero optimum without a floor."""
         if self._objective_scale is None:
-            from .structure import structure
+            from .splitting import split
 
             form = self.standard_form()
-            centre = structure(form, partial=False).centre
+            centre = split(form, partial=False).centre
             self._objective_scale = 0.0
             if centre is not None:
                 size = float(np.linalg.norm(centre))

@@ -7,12 +7,12 @@ import numpy as np
 
 from ..linalg import alternating_projections
 from .standard_form import StandardForm
-from .structure import Structure
+from .splitting import Splitting
 
 __all__ = ["polished", "restore"]
 
 
-def restore(form: StandardForm, split: Structure, Z: np.ndarray) -> np.ndarray | None:
+def restore(form: StandardForm, split: Splitting, Z: np.ndarray) -> np.ndarray | None:
     """An exactly feasible point near ``Z`` (in S, violating the box a little), or None.
 
     Where S fixes the row sums but not the trace, the off-diagonal violations are first moved
@@ -46,7 +46,7 @@ def restore(form: StandardForm, split: Structure, Z: np.ndarray) -> np.ndarray |
     return _mix(form, Z, split.centre, 0.0)
 
 
-def polished(form: StandardForm, split: Structure, Z: np.ndarray):
+def polished(form: StandardForm, split: Splitting, Z: np.ndarray):
     """Exactly feasible points near ``Z`` (in S): the restored (:func:`restore`) point of every
     round of relaxed alternating projections between S and the box started at ``Z``
     (:func:`cvxclust.linalg.alternating_projections`; one projection onto S per round).

@@ -27,7 +27,7 @@ the move of the iterate for unboundedness (status ``"infeasible"`` or ``"unbound
 
 **The returned point.**  The iterate in S; in the two-block case it is restored
 (:func:`cvxclust.generic.restoration.restore`: the box violations off the diagonal moved onto it,
-then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.structure`), so
+then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.splitting`), so
 it is exactly feasible where such a centre exists, and the certified gap is that of a feasible
 point.  Elsewhere the residuals are reported as they are.  The mix costs the violation times
 the inverse of the centre's smallest entry (about n for unit row sums), so once the iterate is
@@ -64,7 +64,7 @@ from .spectral_set import SpectralSet, frobenius_norm
 from .standard_form import StandardForm
 from .state import GenericState
 from .restoration import polished, restore
-from .structure import structure
+from . import splitting
 from .warm_start import read_warm_start
 
 __all__ = ["GenericSolver"]
@@ -115,7 +115,7 @@ class GenericSolver(IterativeSolver):
     -------
     Result
         ``extras``: ``rho``, ``box_multiplier`` (``Lambda``), ``row_multipliers`` (``y``, for the
-        rows left after the structure is read), ``structure`` (what the eigendecomposition
+        rows left after the splitting is read), ``splitting`` (what the eigendecomposition
         enforces exactly), ``eigendecompositions``, ``cone_free_iterations``, ``infeasibility``
         (None, or with status ``"infeasible"`` the certificate: the moves ``box_multiplier`` and
         ``row_multipliers`` of the multipliers along which the bound of the problem without its
@@ -159,7 +159,7 @@ class GenericSolver(IterativeSolver):
     # -- set-up ---------------------------------------------------------------------------------
     def init_state(self):
         form = self._form()
-        split = structure(form, partial=self.partial_eig)
+        split = splitting.split(form, partial=self.partial_eig)
         n = form.n
         state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
         finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
@@ -489,7 +489,7 @@ class GenericSolver(IterativeSolver):
     def extras(self, state):
         Lam = self._box_multiplier(state)
         return {"rho": state.rho, "box_multiplier": Lam, "row_multipliers": -state.lam,
-                "structure": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions,
+                "splitting": dict(state.split.absorbed), "eigendecompositions": state.spectral.eigendecompositions,
                 "cone_free_iterations": state.cone_free_iterations,
                 "infeasibility": state.infeasibility, "unboundedness": state.unboundedness}
 

@@ -176,7 +176,7 @@ class SpectralSet:
 
     def centre_family(self):
         """The constraints S puts on ``X = a 11^T + b I``, as lists of ``(coef_a, coef_b, lo, hi)``
-        rows (for the interior point of :func:`cvxclust.generic.structure.structure`)."""
+        rows (for the interior point of :func:`cvxclust.generic.splitting.split`)."""
         n = self.n
         rows = []
         if self.psd:

@@ -12,7 +12,7 @@ from ..penalty import ResidualBalancing
 from ..solvers import SolverState
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm
-from .structure import Structure
+from .splitting import Splitting
 
 __all__ = ["GenericState"]
 
@@ -26,8 +26,8 @@ class GenericState(SolverState):
     """
 
     form: StandardForm
-    #: the structure of the form, the spectral set of its eigendecomposition, the row multipliers
-    split: Structure
+    #: the splitting of the form, the spectral set of its eigendecomposition, the row multipliers
+    split: Splitting
     spectral: SpectralSet
     lam: np.ndarray
     #: the box: whether there is one, its finite bounds (0 elsewhere) and where they are finite

@@ -22,7 +22,7 @@ class WarmStart:
 
 def read_warm_start(warm, n: int, m: int) -> WarmStart:
     """The parts of the Result ``warm`` that start a solve of order ``n`` with ``m`` rows left by
-    the structure: ``X`` (symmetrised), ``rho`` (None where it has none), ``box_multiplier`` and
+    the splitting: ``X`` (symmetrised), ``rho`` (None where it has none), ``box_multiplier`` and
     ``row_multipliers`` (None where they have none or another shape: they belong to another
     problem).
 

@@ -256,3 +256,16 @@ def test_tiny_data_solve_as_at_scale_one(name):
         assert tiny.dual_bound / 1e-200 == pytest.approx(one.dual_bound, rel=1e-5)
     else:
         assert tiny.dual_bound is None
+
+
+def test_the_split_of_a_standard_form_is_a_splitting_and_the_old_names_warn():
+    # "structure" is the output structure of CLUHSIC and CLUHSICAL, never the split of a standard form
+    import cvxclust.generic as generic
+
+    assert "Splitting" in generic.__all__ and "split" in generic.__all__ and "structure" not in generic.__all__
+    for old, new in [("Structure", "Splitting"), ("structure", "split")]:
+        with pytest.warns(FutureWarning, match=rf"cvxclust.generic.{old} is renamed cvxclust.generic.{new}"):
+            assert getattr(generic, old) is getattr(generic, new)
+    X = cp.Variable((3, 3), symmetric=True)
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(X)), [X >> 0, cp.sum(X, axis=1) == 1])
+    assert isinstance(generic.split(generic.standard_form(problem)), generic.Splitting)

@@ -13,14 +13,14 @@ from scipy.optimize import linprog
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm, symmetrize_columns
 
-__all__ = ["Structure", "structure"]
+__all__ = ["Splitting", "split"]
 
 # relative accuracy at which two coefficients are the same number
 _SAME = 1e-10
 
 
 @dataclass
-class Structure:
+class Splitting:
     """The split of a standard form: ``spectral`` (the set projected onto by one
     eigendecomposition), the remaining rows ``A``, ``lo``, ``hi`` (equalities first, ``n_eq`` of
     them), and ``centre``, a point of the form ``a 11^T + b I`` feasible for every constraint
@@ -38,7 +38,7 @@ class Structure:
     psd_centre: np.ndarray | None = None
 
 
-def structure(form: StandardForm, *, partial: bool = True) -> Structure:
+def split(form: StandardForm, *, partial: bool = True) -> Splitting:
     """Split ``form`` (see the module docstring)."""
     n, A, lo, hi = form.n, form.A, form.lo, form.hi
     keep = np.ones(form.m, dtype=bool)
@@ -77,7 +77,7 @@ def structure(form: StandardForm, *, partial: bool = True) -> Structure:
     n_eq = int(np.sum(lo == hi))
     centre = _centre(form, spectral, A, lo, hi)
     deepest = _centre(form, spectral, A, lo, hi, deepest=True) if form.psd and centre is not None else None
-    return Structure(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest)
+    return Splitting(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest)
 
 
 def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
