@@ -13,14 +13,16 @@ from .._progress import call_clock
 from .._relaxation import Relaxation
 
 from .dual_newton import GenericDualNewton, nearest_point_form
-from .entry import CvxpyRelaxation, solve
+from .entry import CvxpyRelaxation, choose_method, solve
+from .newton import EqualityDual, GenericNewton, equality_form
 from .solver import GenericSolver
 from .spectral_set import SpectralSet
 from .standard_form import StandardForm, linear_map, standard_form
 from .structure import Structure, structure
 
-__all__ = ["CvxpyRelaxation", "GenericDualNewton", "GenericSolver", "SpectralSet", "StandardForm", "Structure",
-           "linear_map", "nearest_point_form", "solve", "standard_form", "structure"]
+__all__ = ["CvxpyRelaxation", "EqualityDual", "GenericDualNewton", "GenericNewton", "GenericSolver", "SpectralSet",
+           "StandardForm", "Structure", "choose_method", "equality_form", "linear_map", "nearest_point_form", "solve",
+           "standard_form", "structure"]
 
 
 def _generic(relaxation, **options):
