@@ -37,16 +37,16 @@ def choose_method(form) -> tuple[str, str]:
     Each method is chosen only where it takes the problem, so the choice never refuses a
     problem that ``"generic"`` solves.
     """
-    if equality_form(form)[0] is not None:
+    dual, why_not = equality_form(form)
+    if dual is not None:
         return "newton", "squared Frobenius objective, X >> 0 and affine equalities only: newton"
-    why_not = equality_form(form)[1]
     try:
         point, reason = nearest_point_form(form)
     except ValueError as error:  # the splitting's own checks: the generic solver says it again
         point, reason = None, str(error)
     if point is not None:
-        return "dual-newton", f"nearest-point problem: dual-newton (not newton: {why_not})"
-    return "generic", f"generic (not newton: {why_not}; not dual-newton: {reason})"
+        return "dual-newton", f"nearest-point problem, not of newton's kind ({why_not}): dual-newton"
+    return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
 
 
 class CvxpyRelaxation(Relaxation):
@@ -112,7 +112,7 @@ class CvxpyRelaxation(Relaxation):
         accepted = getattr(self._solvers[method], "parameters", None)
         others = sorted(set(options) - set(accepted or options))
         if others:  # options only another method takes: the generic solver takes the most
-            method, reason = "generic", f"generic (options {others} are not {method}'s; {reason})"
+            method, reason = "generic", f"options {others} are not {method}'s ({reason}): generic"
         result = super().solve(method, **options)
         return dataclasses.replace(result, extras={**result.extras, "auto": reason})
 
