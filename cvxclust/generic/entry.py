@@ -125,7 +125,9 @@ class CvxpyRelaxation(Relaxation):
             from .structure import structure
 
             form = self.standard_form()
-            centre = structure(form, partial=False).centre
+            dual = equality_form(form)[0]
+            # equalities alone: the centre in closed form (the structure projects it: eigendecompositions)
+            centre = dual.centre() if dual is not None else structure(form, partial=False).centre
             self._objective_scale = 0.0
             if centre is not None:
                 size = float(np.linalg.norm(centre))

@@ -217,6 +217,22 @@ class EqualityDual:
                 rows = np.empty(0)
         return np.concatenate([np.asarray(rows).ravel(), entries]) / (2.0 * self.c)
 
+    def centre(self) -> np.ndarray | None:
+        """A point ``a 11^T + b I`` that holds the equalities (p.s.d. where the form has the cone):
+        the least-norm ``(a, b)``, two unknowns; None where no such point holds them.  Read without
+        an eigendecomposition, for :meth:`~cvxclust.generic.CvxpyRelaxation.objective_scale`."""
+        n = self.n
+        # each row at a 11^T + b I: a <A_r, 11^T> + b tr(A_r); a fixed entry: a (+ b on the diagonal)
+        total = np.r_[np.asarray(self.A.sum(axis=1)).ravel(), np.ones(len(self.i))]
+        trace = np.r_[np.asarray(self.A[:, np.arange(n) * (n + 1)].sum(axis=1)).ravel(), (self.i == self.j) * 1.0]
+        M = np.c_[total, trace]
+        (a, b) = np.linalg.lstsq(M, self.b, rcond=None)[0] if self.size else (0.0, 1.0)
+        if np.abs(M @ [a, b] - self.b).max(initial=0.0) > 1e-9 * max(1.0, np.abs(self.b).max(initial=0.0)):
+            return None
+        if self.psd and min(b, b + n * a) < 0:
+            return None
+        return a * np.ones((n, n)) + b * np.eye(n)
+
     def restore(self, X: np.ndarray) -> np.ndarray | None:
         """``D^{-1/2} X D^{-1/2}`` exactly feasible, where the only constraints are fixed positive
         diagonal entries and X's are positive; None elsewhere."""
@@ -261,6 +277,8 @@ class NewtonState(SolverState):
     point: DualPoint
     cg_total: int = 0
     line_search_total: int = 0
+    #: whether the last certified point was made exactly feasible (:meth:`EqualityDual.restore`)
+    restored: bool = False
 
 
 class GenericNewton(IterativeSolver):
@@ -305,7 +323,6 @@ class GenericNewton(IterativeSolver):
         dual, reason = equality_form(form)
         if dual is None:
             raise ValueError(f"method='newton' does not apply to this problem: {reason} (use method='generic')")
-        self._restored = False
         return NewtonState(dual=dual, point=dual.evaluate(dual.start()))
 
     def step(self, state, iteration):
@@ -348,7 +365,7 @@ class GenericNewton(IterativeSolver):
         form = self.relaxation.standard_form()
         restored = dual.restore(point.X)
         X = point.X if restored is None else restored
-        self._restored = restored is not None
+        state.restored = restored is not None
         residuals = form.residuals(X, spectrum=False)
         if form.psd:
             residuals["psd"] = 0.0  # a p.s.d. projection, scaled congruently: the core confirms it
@@ -357,4 +374,4 @@ class GenericNewton(IterativeSolver):
 
     def extras(self, state):
         return {"cg_iterations": state.cg_total, "line_search_trials": state.line_search_total,
-                "eigh": state.dual.eigh_count, "restored": self._restored}
+                "eigh": state.dual.eigh_count, "restored": state.restored}
