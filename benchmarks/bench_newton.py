@@ -116,7 +116,8 @@ def qi_sun(G: np.ndarray, tol: float, max_iter: int = 100) -> dict:
             t *= 0.5
         point = trial
     return {"time": time.perf_counter() - start, "objective": objective, "dual_bound": point["theta"],
-            "relative_gap": gap, "iterations": iteration, "eigh": count[0], "status": "optimal" if gap <= tol else "max_iter",
+            "relative_gap": gap, "iterations": iteration, "eigh": count[0],
+            "status": "optimal" if gap <= tol else "max_iter",
             "max_residual": float(np.abs(np.diag(feasible) - 1.0).max())}
 
 
@@ -146,7 +147,7 @@ def markdown(rows: list[dict]) -> str:
               "certified gap", "max residual", "status"]
     return markdown_table(header, [
         [r["n"], r["method"], r.get("ran", "–"), fmt(r.get("time"), ".2f"), fmt(r.get("in_eigh"), ".1f"),
-         fmt(r.get("over_anchor"), ".2f"), r.get("eigh") if r.get("eigh") is not None else "–", r.get("iterations", "–"),
+         fmt(r.get("over_anchor"), ".2f"), "–" if r.get("eigh") is None else r["eigh"], r.get("iterations", "–"),
          fmt(r.get("objective"), ".10g"), fmt(r.get("relative_gap"), ".1e"), fmt(r.get("max_residual"), ".1e"),
          r["status"]] for r in rows])
 
@@ -168,8 +169,8 @@ def main(argv=None) -> int:
     rows = []
     for n in args.sizes:
         for method in args.methods:
-            row = run_case(__file__, "case", n, method, args.alpha, args.seed, args.rank, args.tol, timeout=args.timeout,
-                           threads=args.threads, row={"n": n, "method": method})
+            row = run_case(__file__, "case", n, method, args.alpha, args.seed, args.rank, args.tol,
+                           timeout=args.timeout, threads=args.threads, row={"n": n, "method": method})
             rows.append(row)
             print(f"n={n} {method}: {row['status']} {fmt(row.get('time'), '.2f')} s, eigh {row.get('eigh')}",
                   flush=True)
