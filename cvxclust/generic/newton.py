@@ -46,6 +46,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .standard_form import StandardForm
+from .structure import structure
 
 __all__ = ["EqualityDual", "GenericNewton", "equality_form"]
 
@@ -279,6 +280,8 @@ class NewtonState(SolverState):
     line_search_total: int = 0
     #: whether the last certified point was made exactly feasible (:meth:`EqualityDual.restore`)
     restored: bool = False
+    #: whether the constraints were checked for outright contradictions (:meth:`GenericNewton.check_consistent`)
+    consistent: bool = False
 
 
 class GenericNewton(IterativeSolver):
@@ -355,10 +358,26 @@ class GenericNewton(IterativeSolver):
         else:
             self.stall("the line search found no ascent of the dual function (rounding)")
             return {"cg_iterations": counter[0], "step": 0.0, "gradient_norm": norm}
+        if np.linalg.norm(candidate.gradient) > norm:
+            self.check_consistent(state)  # no progress to feasibility: are the constraints contradictory?
         state.point = candidate
         state.cg_total += counter[0]
         state.line_search_total += trials
         return {"cg_iterations": counter[0], "step": t, "gradient_norm": float(np.linalg.norm(candidate.gradient))}
+
+    def drive(self, state) -> None:
+        super().drive(state)
+        if self.status in ("max_iter", "stalled"):  # not past a time limit
+            self.check_consistent(state)
+
+    def check_consistent(self, state) -> None:
+        """Raise the ValueError of :func:`~cvxclust.generic.structure` where the constraints
+        contradict each other outright (``diag(X) == -1`` under ``X >> 0``), on which Newton's
+        method would only run to its iteration limit.  Made once, where a step fails to reduce the
+        gradient or the iterations end uncertified: it projects a centre (eigendecompositions)."""
+        if not state.consistent:
+            state.consistent = True
+            structure(self.relaxation.standard_form(), partial=False)
 
     def certify(self, state, bound, final=False):
         dual, point = state.dual, state.point

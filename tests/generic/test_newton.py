@@ -181,6 +181,19 @@ def test_problems_of_another_kind_are_refused_with_the_part_named():
         assert "newton" not in CvxpyRelaxation(problem).scalable_methods()
 
 
+@pytest.mark.parametrize("constraints, message", [
+    (lambda X: [X >> 0, cp.diag(X) == -1], r"X >> 0 needs X\[0, 0\] >= 0"),
+    (lambda X: [X >> 0, cp.sum(X, axis=1) == 3, cp.trace(X) == 1], "tr X = 1, .*at least 3"),
+])
+def test_constraints_that_contradict_outright_are_named_not_iterated_on(constraints, message):
+    X = cp.Variable((5, 5), symmetric=True)
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(X - np.eye(5))), constraints(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # raised before the iterations run out
+        with pytest.raises(ValueError, match="infeasible: .*" + message):
+            cvxclust.solve(problem, method="newton", max_iter=100)
+
+
 def test_auto_picks_by_structure_and_says_why():
     n = 8
     X = cp.Variable((n, n), symmetric=True)
