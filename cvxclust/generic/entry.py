@@ -28,14 +28,14 @@ def choose_method(form) -> tuple[str, str]:
 
     * a squared Frobenius objective whose constraints are ``X >> 0`` and affine equalities only
       (rows with ``lo == hi``, entries fixed by ``L == U``): ``"newton"``, also where
-      ``"dual-newton"`` takes the problem (on the nearest correlation matrix it needs about half
-      the eigendecompositions);
+      ``"dual-newton"`` takes the problem (on the nearest correlation matrix it takes about a sixth
+      of the time, ``benchmarks/results/newton.md``);
     * another nearest-point problem (:func:`~cvxclust.generic.nearest_point_form`):
       ``"dual-newton"``;
     * everything else: ``"generic"``.
 
     Each method is chosen only where it takes the problem, so the choice never refuses a
-    problem that ``"generic"`` solves.
+    problem that ``"generic"`` solves.  Returns ``(method, reason)``.
     """
     dual, why_not = equality_form(form)
     if dual is not None:
