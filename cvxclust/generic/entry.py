@@ -3,6 +3,8 @@ problem as a :class:`~cvxclust.Relaxation`), and ``problem.solve(method="cvxclus
 
 from __future__ import annotations
 
+import dataclasses
+
 import cvxpy as cp
 import numpy as np
 from cvxpy import settings as cvxpy_settings
@@ -13,11 +15,45 @@ from .._checks import check_square_matrix
 from .._progress import call_clock
 from .._relaxation import Relaxation
 from ..result import Result
+from .certificates import contradicting_rows
 from .dual_newton import GenericDualNewton, nearest_point_form
+from .newton import GenericNewton, equality_form
 from .solver import GenericSolver
 from .standard_form import standard_form
 
-__all__ = ["CvxpyRelaxation", "solve"]
+__all__ = ["CvxpyRelaxation", "choose_method", "solve"]
+
+
+def choose_method(form) -> tuple[str, str]:
+    """The method ``method="auto"`` runs on a standard form, and why (the table of the user guide):
+
+    * a squared Frobenius objective whose constraints are ``X >> 0`` and affine equalities only
+      (rows with ``lo == hi``, entries fixed by ``L == U``): ``"newton"``, also where
+      ``"dual-newton"`` takes the problem (on the nearest correlation matrix it takes about a sixth
+      of the time, ``benchmarks/results/newton.md``);
+    * another nearest-point problem (:func:`~cvxclust.generic.nearest_point_form`) whose box has
+      no finite upper bound (``X >= 0`` with row sums, as the SDP (7)): ``"dual-newton"``; with
+      upper bounds (``diag(X) <= u``) its accelerated gradient on the p.s.d. multiplier takes
+      hundreds of iterations where the ADMM takes a few dozen, so those go to ``"generic"``;
+    * everything else: ``"generic"``.
+
+    Each method is chosen only where it takes the problem, so the choice never refuses a
+    problem that ``"generic"`` solves.  Returns ``(method, reason)``.
+    """
+    dual, why_not = equality_form(form)
+    if dual is not None and contradicting_rows(form) is not None:
+        dual, why_not = None, "two of its rows contradict each other, which the ADMM certifies infeasible"
+    if dual is not None:
+        return "newton", "squared Frobenius objective, X >> 0 and affine equalities only: newton"
+    try:
+        point, reason = nearest_point_form(form)
+    except ValueError as error:  # the splitting's own checks: the generic solver says it again
+        point, reason = None, str(error)
+    if point is not None and not np.isfinite(form.U).any():
+        return "dual-newton", f"nearest-point problem with no upper bound, not of newton's kind ({why_not})"
+    if point is not None:
+        reason = "its upper bounds slow the dual Newton's gradient on the cone down"
+    return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
 
 
 class CvxpyRelaxation(Relaxation):
@@ -64,12 +100,28 @@ class CvxpyRelaxation(Relaxation):
         return self.standard_form().residuals(self._check(X))
 
     def scalable_methods(self) -> list[str]:
-        """``"generic"``, and ``"dual-newton"`` where the problem is a nearest-point problem
-        (:func:`~cvxclust.generic.nearest_point_form`)."""
+        """``"generic"``, ``"dual-newton"`` where the problem is a nearest-point problem
+        (:func:`~cvxclust.generic.nearest_point_form`) and ``"newton"`` where its constraints are
+        ``X >> 0`` and affine equalities (:func:`~cvxclust.generic.equality_form`)."""
         methods = super().scalable_methods()
         if nearest_point_form(self.standard_form())[0] is None:
             methods.remove("dual-newton")
+        if equality_form(self.standard_form())[0] is None:
+            methods.remove("newton")
         return methods
+
+    def solve(self, method: str = "auto", **options) -> Result:
+        """Solve with ``method``; ``"auto"`` picks one by the problem's structure
+        (:func:`choose_method`) and records why in ``Result.extras["auto"]``."""
+        if method != "auto":
+            return super().solve(method, **options)
+        method, reason = choose_method(self.standard_form())
+        accepted = getattr(self._solvers[method], "parameters", None)
+        others = sorted(set(options) - set(accepted or options))
+        if others:  # options only another method takes: the generic solver takes the most
+            method, reason = "generic", f"options {others} are not {method}'s ({reason}): generic"
+        result = super().solve(method, **options)
+        return dataclasses.replace(result, extras={**result.extras, "auto": reason})
 
     def objective_scale(self) -> float:
         """The size of the objective's terms at the centre ``a 11^T + b I`` of the feasible set,
@@ -80,7 +132,9 @@ class CvxpyRelaxation(Relaxation):
             from .splitting import split
 
             form = self.standard_form()
-            centre = split(form, partial=False).centre
+            dual = equality_form(form)[0]
+            # equalities alone: the centre in closed form (the splitting projects it: eigendecompositions)
+            centre = dual.centre() if dual is not None else split(form, partial=False).centre
             self._objective_scale = 0.0
             if centre is not None:
                 size = float(np.linalg.norm(centre))
@@ -90,9 +144,10 @@ class CvxpyRelaxation(Relaxation):
 
 CvxpyRelaxation.register_solver("generic", GenericSolver)
 CvxpyRelaxation.register_solver("dual-newton", GenericDualNewton)
+CvxpyRelaxation.register_solver("newton", GenericNewton)
 
 
-def solve(problem, method: str = "generic", **options) -> Result:
+def solve(problem, method: str = "auto", **options) -> Result:
     r"""Solve a cvxpy problem over one symmetric matrix at scale, with a certified gap.
 
     The class (:mod:`cvxclust.generic.standard_form`): one symmetric ``n x n`` variable X;
@@ -119,14 +174,15 @@ def solve(problem, method: str = "generic", **options) -> Result:
     problem : cvxpy.Problem
         The problem; it is not solved by cvxpy, and its variable's value is not set (use
         ``problem.solve(method="cvxclust")`` for that).
-    method : {"generic", "dual-newton"}
+    method : {"auto", "generic", "dual-newton", "newton"}
         The solver.
     **options
         Options of :class:`~cvxclust.generic.GenericSolver`: ``tol`` (certified relative gap,
         default 1e-6), ``residual_tol`` (1e-6), ``max_iter``, ``time_limit``, ``check_every``,
         ``verbose``, ``rho``, ``alpha``, ``mu``, ``adapt_every``, ``partial_eig``, ``warm_start``
         (a previous Result); for ``"dual-newton"`` those of
-        :class:`~cvxclust.dual_newton.DualNewtonSolver`.
+        :class:`~cvxclust.dual_newton.DualNewtonSolver`; for ``"newton"`` those of
+        :class:`~cvxclust.generic.GenericNewton`.  With ``"auto"``, options of the chosen method.
 
     Returns
     -------

@@ -29,13 +29,17 @@ ROOT = Path(__file__).resolve().parents[2]
 READING = 0.3
 
 
-def nearest_problem(n=10, sense=cp.Minimize):
-    """The nearest doubly stochastic p.s.d. matrix to an rbf kernel (maximised: its negative)."""
+def nearest_problem(n=10, sense=cp.Minimize, trace_bound=None):
+    """The nearest doubly stochastic p.s.d. matrix to an rbf kernel (maximised: its negative); with
+    ``trace_bound``, also ``tr X <= trace_bound``, for which method="auto" runs the generic solver."""
     rng = np.random.default_rng(3)
     K = rbf(np.r_[rng.standard_normal((n // 2, 2)), rng.standard_normal((n - n // 2, 2)) + 3])
     X = cp.Variable((n, n), symmetric=True, name="X")
     sign = 1.0 if sense is cp.Minimize else -1.0
-    problem = cp.Problem(sense(sign * 0.5 * cp.sum_squares(X - K)), [X >> 0, X >= 0, cp.sum(X, axis=1) == 1])
+    constraints = [X >> 0, X >= 0, cp.sum(X, axis=1) == 1]
+    if trace_bound is not None:
+        constraints.append(cp.trace(X) <= trace_bound)
+    problem = cp.Problem(sense(sign * 0.5 * cp.sum_squares(X - K)), constraints)
     return problem, X
 
 
@@ -80,7 +84,7 @@ def test_every_status_maps_to_cvxpy(monkeypatch, status, cvxpy_status, value, se
 
 
 def test_a_convergence_warning_in_place_points_at_the_caller():
-    problem, _ = nearest_problem()
+    problem, _ = nearest_problem(trace_bound=5)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         problem.solve(method="cvxclust", max_iter=2)
@@ -100,7 +104,7 @@ def slow(function):
 @pytest.mark.parametrize("route", ["solve", "in place"])
 def test_a_limit_spent_reading_the_problem_ends_the_solve_at_once(monkeypatch, route):
     monkeypatch.setattr(entry, "standard_form", slow(standard_form))
-    problem, X = nearest_problem()
+    problem, X = nearest_problem(trace_bound=5)
     with pytest.warns(ConvergenceWarning, match="spent before the first iteration .* reading the problem"):
         result = cvxclust.solve(problem, time_limit=READING / 2) if route == "solve" else \
             (problem.solve(method="cvxclust", time_limit=READING / 2), problem.cvxclust_result)[1]

@@ -86,7 +86,7 @@ def test_problems_of_another_kind_are_refused_with_the_reason():
     with pytest.raises(ValueError, match="trace is bounded"):
         cvxclust.solve(cp.Problem(cp.Minimize(square), [X >> 0, cp.trace(X) <= 3]), method="dual-newton")
     with pytest.raises(ValueError, match="Unknown method|method"):
-        cvxclust.solve(cp.Problem(cp.Minimize(square), [X >> 0]), method="newton")
+        cvxclust.solve(cp.Problem(cp.Minimize(square), [X >> 0]), method="no-such-method")
 
 
 def test_validate_runs_it_where_it_applies():

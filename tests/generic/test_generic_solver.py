@@ -212,7 +212,8 @@ def test_solve_in_place_fills_the_problem():
 
 @pytest.mark.parametrize("limit", [{"max_iter": 3}, {"time_limit": 1e-9}])
 def test_a_limit_is_a_user_limit(limit):
-    problem, X = frobenius_problem()
+    # a trace bound: method="auto" runs the generic solver (the nearest-point problem alone goes to dual-newton)
+    problem, X = frobenius_problem(extra=(lambda X: cp.trace(X) <= 5,))
     with pytest.warns(ConvergenceWarning, match="generic stopped"):
         value = problem.solve(method="cvxclust", **limit)
     assert problem.status == cp.USER_LIMIT and problem.status == "user_limit"

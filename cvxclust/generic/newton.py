@@ -1,0 +1,396 @@
+r"""The semismooth Newton-CG method of Qi and Sun for the problems of :func:`cvxclust.solve` with a
+squared Frobenius objective whose constraints are ``X >> 0`` and affine equalities only.
+
+A standard form ``min c ||X||^2 + <C, X> + const`` with ``c > 0`` is ``c ||X - T||^2 - c ||T||^2
++ const``, ``T = -C / (2c)``.  Where its only constraints besides ``X >> 0`` are equalities,
+rows ``A(X) = b`` with ``lo == hi`` and entries fixed by ``L == U`` (each fixed ``X_ij``,
+``i <= j``, a row ``<(E_ij + E_ji) / 2, X> = L_ij``), the Lagrangian dual is, with
+``W(y) = T + A^*(y) / (2c)``,
+
+.. math::
+
+    \theta(y) = b^\top y - c\,\|\Pi_+(W(y))\|_F^2 + \text{const}\ \le\ \text{optimum}
+
+for *every* y (weak duality: the minimum over ``X >> 0`` of the Lagrangian is attained at
+``X = Pi_+(W(y))``).  ``theta`` is concave and once differentiable, with gradient
+``b - A(Pi_+(W(y)))`` and, for each y, the element ``V d = A(J(A^* d)) / (2c)`` of its generalized
+Hessian, ``J(H) = Q (Omega o (Q^T H Q)) Q^T`` for the eigendecomposition ``W = Q diag(lambda) Q^T``
+and ``Omega`` the first divided differences of ``max(0, .)`` at the eigenvalues (1 between two
+positive ones, 0 between two others, ``lambda_i / (lambda_i - lambda_j)`` between a positive and
+another).  Each Newton step solves ``(V + eps I) d = grad`` by conjugate gradients with the
+diagonal preconditioner of Qi and Sun, then searches along d with Armijo's rule on ``theta``: one
+full eigendecomposition per trial point, one per step where the unit step is taken, as it is
+near the optimum (the method converges quadratically where the constraints are nondegenerate).
+``J`` is applied on the smaller side of the spectrum.  Without ``X >> 0`` the projection is the
+identity and ``J`` too.
+
+**Certificate.**  ``theta(y)`` bounds the optimum at every iterate.  ``X = Pi_+(W(y))`` is
+p.s.d. and violates the equalities by the gradient; where the only constraints are fixed,
+positive diagonal entries (the nearest correlation matrix), ``D^{-1/2} X D^{-1/2}`` with
+``D = Diag(X_ii / target_i)`` keeps ``X`` p.s.d. and makes it exactly feasible, and that point is
+returned; otherwise X is returned with its residuals, which the core holds to ``residual_tol``.
+
+H. Qi, D. Sun, "A Quadratically Convergent Newton Method for Computing the Nearest Correlation
+Matrix", SIAM Journal on Matrix Analysis and Applications 28(2), 2006.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, cg
+
+from ..parameters import Interval
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
+from .standard_form import StandardForm
+from . import splitting
+
+__all__ = ["EqualityDual", "GenericNewton", "equality_form"]
+
+
+@dataclass
+class DualPoint:
+    """``theta`` and its pieces at one multiplier ``y`` (:meth:`EqualityDual.evaluate`)."""
+
+    y: np.ndarray
+    #: ``theta(y)`` of the minimisation (a lower bound on its optimum)
+    value: float
+    gradient: np.ndarray
+    #: ``Pi_+(W(y))``
+    X: np.ndarray
+    #: eigenvalues and eigenvectors of ``W(y)`` (None without the cone)
+    w: np.ndarray | None = None
+    Q: np.ndarray | None = None
+
+
+class EqualityDual:
+    r"""The dual ``theta`` of the module docstring for a standard form of the kind (see
+    :func:`equality_form`): its value, gradient, generalized Hessian and preconditioner.
+
+    The multiplier ``y`` holds one entry per row of ``A`` then one per fixed entry ``X_ij``
+    (``i <= j``, the pairs ``i``, ``j``).
+    """
+
+    def __init__(self, form: StandardForm):
+        n = form.n
+        self.n, self.c, self.psd, self.constant = n, form.c, form.psd, form.constant
+        self.T = -form.C / (2.0 * form.c)
+        self.A = sp.csr_matrix(form.A)
+        self.m = form.m
+        fixed = np.triu(np.isfinite(form.L) & (form.L == form.U))
+        self.i, self.j = np.nonzero(fixed)
+        self.b = np.concatenate([form.lo, form.L[self.i, self.j]])
+        # <A_r, A_r> of the entry rows: 1 on the diagonal, 1/2 off it
+        self.entry_weight = np.where(self.i == self.j, 1.0, 0.5)
+        self.eigh_count = 0
+
+    @property
+    def size(self) -> int:
+        """Number of multipliers."""
+        return self.b.size
+
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """``A(X)`` for a symmetric X: the rows, then the fixed entries."""
+        rows = self.A @ X.ravel() if self.m else np.empty(0)
+        return np.concatenate([rows, X[self.i, self.j]])
+
+    def adjoint(self, y: np.ndarray) -> np.ndarray:
+        """``A^*(y)``, a symmetric matrix."""
+        n, m = self.n, self.m
+        M = (self.A.T @ y[:m]).reshape(n, n) if m else np.zeros((n, n))
+        half = 0.5 * y[m:]
+        M[self.i, self.j] += half  # the pairs are distinct, so each statement adds once per pair
+        M[self.j, self.i] += half
+        return M
+
+    def start(self) -> np.ndarray:
+        """The multiplier of the solution without the cone: ``A(T + A^*(y) / (2c)) = b``, by
+        conjugate gradients on ``A A^*`` (exact and diagonal where only entries are fixed)."""
+        rhs = 2.0 * self.c * (self.b - self.apply(self.T))
+        diagonal = np.concatenate([np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel(), self.entry_weight])
+        if not self.m:
+            return rhs / diagonal
+        gram = LinearOperator((self.size, self.size), matvec=lambda d: self.apply(self.adjoint(d)), dtype=float)
+        y, _ = cg(gram, rhs, rtol=1e-10, maxiter=500, M=LinearOperator(gram.shape, matvec=lambda x: x / diagonal,
+                                                                      dtype=float))
+        return y
+
+    def evaluate(self, y: np.ndarray) -> DualPoint:
+        """``theta``, its gradient and ``Pi_+(W(y))`` at y (one eigendecomposition with the cone)."""
+        W = self.adjoint(y)
+        W *= 1.0 / (2.0 * self.c)
+        W += self.T
+        w = Q = None
+        if self.psd:
+            w, Q = np.linalg.eigh(W)
+            self.eigh_count += 1
+            positive = w > 0
+            if positive.sum() <= self.n // 2:
+                V = Q[:, positive] * np.sqrt(w[positive])
+                X = V @ V.T
+            else:
+                V = Q[:, ~positive] * np.sqrt(-w[~positive])
+                X = W + V @ V.T
+        else:
+            X = W
+        value = float(self.b @ y) - self.c * float(np.vdot(X, X)) + self.constant
+        return DualPoint(y, value, self.b - self.apply(X), X, w, Q)
+
+    def _sides(self, point: DualPoint):
+        """``(Q_S, Q, weights, complement)``: the eigenvectors of the smaller side S of the
+        spectrum, all of them ordered S first, the divided differences between S and the rest,
+        and whether S is the non-positive side (J is then ``H`` minus the product)."""
+        w, Q = point.w, point.Q
+        positive = w > 0
+        complement = positive.sum() > self.n // 2
+        small = ~positive if complement else positive
+        order = np.r_[np.flatnonzero(small), np.flatnonzero(~small)]
+        ws, wo = w[small], w[~small]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if complement:  # 1 - Omega between a non-positive (S) and a positive eigenvalue: -lambda_S / (l_o - l_S)
+                omega = -ws[:, None] / (wo[None, :] - ws[:, None])
+            else:
+                omega = ws[:, None] / (ws[:, None] - wo[None, :])
+        return Q[:, small], Q[:, order], np.nan_to_num(omega), complement
+
+    def hessian(self, point: DualPoint) -> LinearOperator:
+        """The element ``d -> A(J(A^* d)) / (2c)`` of the generalized Hessian of ``-theta`` at the
+        point (see the module docstring), matrix-free on the smaller side of the spectrum."""
+        scale = 1.0 / (2.0 * self.c)
+        if not self.psd:
+            return LinearOperator((self.size,) * 2, matvec=lambda d: scale * self.apply(self.adjoint(d)), dtype=float)
+        QS, Q, omega, complement = self._sides(point)
+        k = QS.shape[1]
+        entries_only = self.m == 0
+        pairs = (np.r_[self.i, self.j], np.r_[self.j, self.i])
+
+        def product(d):
+            if entries_only:
+                H = sp.csr_matrix((np.r_[0.5 * d, 0.5 * d], pairs), shape=(self.n,) * 2)  # duplicates add
+                G = (H @ QS).T  # Q_S^T H, from the sparse H
+            else:
+                H = self.adjoint(d)
+                G = QS.T @ H
+            B = G @ Q
+            U = np.empty_like(B)
+            U[:, :k] = 0.5 * B[:, :k]
+            U[:, k:] = omega * B[:, k:]
+            V = U @ Q.T  # Y = Q_S V, J (or H - J) = Y + Y^T
+            if entries_only:
+                i, j = self.i, self.j
+                part = np.einsum("ik,ki->i", QS[i], V[:, j]) + np.einsum("ik,ki->i", QS[j], V[:, i])
+                if complement:
+                    part = np.where(i == j, d, 0.5 * d) - part
+                return scale * part
+            Y = QS @ V
+            J = Y + Y.T
+            if complement:
+                J = H - J
+            return scale * self.apply(J)
+
+        return LinearOperator((self.size,) * 2, matvec=product, dtype=float)
+
+    def preconditioner(self, point: DualPoint) -> np.ndarray:
+        """Qi and Sun's diagonal preconditioner: ``sum_kl (A_r)_kl^2 M_kl / (2c)`` for each row,
+        ``M = (Q o Q) Omega (Q o Q)^T`` the diagonal of J in the entries' basis (exact for the
+        diagonal entries)."""
+        i, j, weight = self.i, self.j, self.entry_weight
+        squares = self.A.multiply(self.A)
+        if not self.psd:
+            rows, entries = np.asarray(squares.sum(axis=1)).ravel(), weight
+        else:
+            Q2 = point.Q ** 2
+            positive = point.w > 0
+            P2, N2 = Q2[:, positive], Q2[:, ~positive]
+            wp, wn = point.w[positive], point.w[~positive]
+            omega = wp[:, None] / (wp[:, None] - wn[None, :])
+            s = P2.sum(axis=1)
+            K = P2 @ omega  # M_ij = s_i s_j + K_i . N2_j + K_j . N2_i
+            entries = weight * (s[i] * s[j] + np.einsum("ik,ik->i", K[i], N2[j]) + np.einsum("ik,ik->i", K[j], N2[i]))
+            if self.m:
+                KN = K @ N2.T
+                M = np.outer(s, s) + KN + KN.T
+                rows = squares @ M.ravel()
+            else:
+                rows = np.empty(0)
+        return np.concatenate([np.asarray(rows).ravel(), entries]) / (2.0 * self.c)
+
+    def centre(self) -> np.ndarray | None:
+        """A point ``a 11^T + b I`` that holds the equalities (p.s.d. where the form has the cone):
+        the least-norm ``(a, b)``, two unknowns; None where no such point holds them.  Read without
+        an eigendecomposition, for :meth:`~cvxclust.generic.CvxpyRelaxation.objective_scale`."""
+        n = self.n
+        # each row at a 11^T + b I: a <A_r, 11^T> + b tr(A_r); a fixed entry: a (+ b on the diagonal)
+        total = np.r_[np.asarray(self.A.sum(axis=1)).ravel(), np.ones(len(self.i))]
+        trace = np.r_[np.asarray(self.A[:, np.arange(n) * (n + 1)].sum(axis=1)).ravel(), (self.i == self.j) * 1.0]
+        M = np.c_[total, trace]
+        (a, b) = np.linalg.lstsq(M, self.b, rcond=None)[0] if self.size else (0.0, 1.0)
+        if np.abs(M @ [a, b] - self.b).max(initial=0.0) > 1e-9 * max(1.0, np.abs(self.b).max(initial=0.0)):
+            return None
+        if self.psd and min(b, b + n * a) < 0:
+            return None
+        return a * np.ones((n, n)) + b * np.eye(n)
+
+    def restore(self, X: np.ndarray) -> np.ndarray | None:
+        """``D^{-1/2} X D^{-1/2}`` exactly feasible, where the only constraints are fixed positive
+        diagonal entries and X's are positive; None elsewhere."""
+        if self.m or np.any(self.i != self.j) or np.any(self.b <= 0):
+            return None
+        diagonal = np.diagonal(X)[self.i]
+        if np.any(diagonal <= 0):
+            return None
+        scale = np.ones(self.n)
+        scale[self.i] = np.sqrt(self.b / diagonal)
+        restored = X * scale[:, None]
+        restored *= scale[None, :]
+        restored[self.i, self.i] = self.b  # exactly
+        return restored
+
+
+def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
+    """The :class:`EqualityDual` of ``form``, or None and the reason the form is not of the kind
+    of :class:`GenericNewton` (a squared Frobenius term, ``X >> 0`` and affine equalities only)."""
+    if form.c <= 0:
+        return None, "the objective has no squared Frobenius term (c = 0)"
+    finite_l, finite_u = np.isfinite(form.L), np.isfinite(form.U)
+    bounded = (finite_l | finite_u) & ~(finite_l & finite_u & (form.L == form.U))
+    if bounded.any():
+        i, j = np.argwhere(bounded)[0]
+        return None, (f"X[{i}, {j}] has a bound that is not an equality ({form.L[i, j]:g} <= X[{i}, {j}] <= "
+                      f"{form.U[i, j]:g}): only entries fixed to a value are taken")
+    inequalities = np.flatnonzero(form.lo != form.hi)
+    if inequalities.size:
+        r = inequalities[0]
+        return None, (f"{inequalities.size} constraint rows are inequalities (row {r}: {form.lo[r]:g} <= A(X) <= "
+                      f"{form.hi[r]:g}): only affine equalities are taken")
+    return EqualityDual(form), ""
+
+
+@dataclass(kw_only=True, eq=False)
+class NewtonState(SolverState):
+    """The state of :class:`GenericNewton`."""
+
+    dual: EqualityDual
+    #: the current multiplier with theta, its gradient and the eigendecomposition there
+    point: DualPoint
+    cg_total: int = 0
+    line_search_total: int = 0
+    #: whether the last certified point was made exactly feasible (:meth:`EqualityDual.restore`)
+    restored: bool = False
+    #: whether the constraints were checked for outright contradictions (:meth:`GenericNewton.check_consistent`)
+    consistent: bool = False
+
+
+class GenericNewton(IterativeSolver):
+    r"""Semismooth Newton-CG on the dual of a problem with a squared Frobenius objective and
+    affine equalities (see :mod:`cvxclust.generic.newton`).  A ValueError names the part of a
+    problem outside that kind.
+
+    Parameters
+    ----------
+    relaxation : Relaxation
+        The problem (its :meth:`~cvxclust.Relaxation.standard_form`).
+    tol, residual_tol, max_iter, time_limit, check_every, verbose
+        As for every solver (:class:`cvxclust.solvers.IterativeSolver`); an iteration is one
+        Newton step, certified every ``check_every`` (default 1) steps.
+    cg_tol : float
+        Relative accuracy of the conjugate gradients at most (``min(cg_tol, ||grad||)``).
+    cg_max_iter : int
+        Conjugate-gradient iterations per Newton step at most.
+
+    Returns
+    -------
+    Result
+        History rows hold ``cg_iterations``, ``step`` (the step length taken) and
+        ``gradient_norm``; ``extras``: ``cg_iterations``, ``line_search_trials`` and ``eigh`` (the
+        eigendecompositions, one per evaluation of theta), ``restored`` (whether the point was
+        made exactly feasible).
+    """
+
+    method = "newton"
+    parameters = IterativeSolver.parameters | {
+        "max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
+        "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "cg_tol": Param(1e-2, POSITIVE),
+        "cg_max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
+    }
+
+    def size(self) -> int:
+        return self.relaxation.standard_form().n
+
+    def init_state(self):
+        form = self.relaxation.standard_form()
+        dual, reason = equality_form(form)
+        if dual is None:
+            raise ValueError(f"method='newton' does not apply to this problem: {reason} (use method='generic')")
+        return NewtonState(dual=dual, point=dual.evaluate(dual.start()))
+
+    def step(self, state, iteration):
+        dual, point = state.dual, state.point
+        g = point.gradient
+        norm = float(np.linalg.norm(g))
+        hessian = dual.hessian(point)
+        diagonal = dual.preconditioner(point)
+        # a small multiple of the curvature keeps the system definite where J is singular
+        shift = min(1e-4, norm) * max(float(np.mean(diagonal)), 1e-300) if diagonal.size else 0.0
+        system = LinearOperator(hessian.shape, matvec=lambda d: hessian.matvec(d) + shift * d, dtype=float)
+        counter = [0]
+
+        def count(_):
+            counter[0] += 1
+
+        direction, _ = cg(system, g, rtol=min(self.cg_tol, norm), maxiter=self.cg_max_iter, callback=count,
+                          M=LinearOperator(hessian.shape, matvec=lambda x: x / (diagonal + shift), dtype=float))
+        slope = float(g @ direction)
+        t, trials = 1.0, 0
+        for _ in range(40):
+            trials += 1
+            candidate = dual.evaluate(point.y + t * direction)
+            # Armijo on theta (maximised); near the optimum its increase drowns in rounding, so a
+            # halved gradient also passes
+            if candidate.value >= point.value + 1e-4 * t * slope or \
+                    np.linalg.norm(candidate.gradient) <= 0.5 * norm:
+                break
+            t *= 0.5
+        else:
+            self.stall("the line search found no ascent of the dual function (rounding)")
+            return {"cg_iterations": counter[0], "step": 0.0, "gradient_norm": norm}
+        if np.linalg.norm(candidate.gradient) > norm:
+            self.check_consistent(state)  # no progress to feasibility: are the constraints contradictory?
+        state.point = candidate
+        state.cg_total += counter[0]
+        state.line_search_total += trials
+        return {"cg_iterations": counter[0], "step": t, "gradient_norm": float(np.linalg.norm(candidate.gradient))}
+
+    def drive(self, state) -> None:
+        super().drive(state)
+        if self.status in ("max_iter", "stalled"):  # not past a time limit
+            self.check_consistent(state)
+
+    def check_consistent(self, state) -> None:
+        """Raise the ValueError of :func:`~cvxclust.generic.split` where the constraints
+        contradict each other outright (``diag(X) == -1`` under ``X >> 0``), on which Newton's
+        method would only run to its iteration limit.  Made once, where a step fails to reduce the
+        gradient or the iterations end uncertified: it projects a centre (eigendecompositions)."""
+        if not state.consistent:
+            state.consistent = True
+            splitting.split(self.relaxation.standard_form(), partial=False)
+
+    def certify(self, state, bound, final=False):
+        dual, point = state.dual, state.point
+        form = self.relaxation.standard_form()
+        restored = dual.restore(point.X)
+        X = point.X if restored is None else restored
+        state.restored = restored is not None
+        residuals = form.residuals(X, spectrum=False)
+        if form.psd:
+            residuals["psd"] = 0.0  # a p.s.d. projection, scaled congruently: the core confirms it
+        value = point.value if form.sense == "minimize" else -point.value
+        return Certificate(X, value, form.objective(X), residuals)
+
+    def extras(self, state):
+        return {"cg_iterations": state.cg_total, "line_search_trials": state.line_search_total,
+                "eigh": state.dual.eigh_count, "restored": state.restored}
