@@ -359,12 +359,12 @@ def test_progress_position_is_the_log_progress_of_the_gap_and_residual(capsys):
 def test_check_parameter_is_the_primary_name_and_validate_its_old_spelling():
     from cvxclust import parameters
 
-    for old, new in [("check_parameter", "check_parameter"), ("check_parameters", "check_parameters")]:
+    for old, new in [("validate_parameter", "check_parameter"), ("validate_parameters", "check_parameters")]:
         with pytest.warns(FutureWarning, match=rf"cvxclust.parameters.{old} is renamed cvxclust.parameters.{new}"):
             assert getattr(parameters, old) is getattr(parameters, new)
     with pytest.warns(FutureWarning):
-        from cvxclust.parameters import check_parameter
-    assert check_parameter("tol", np.float64(0.5), [Interval(Real, 0, 1)]) == 0.5
+        from cvxclust.parameters import validate_parameter
+    assert validate_parameter("tol", np.float64(0.5), [Interval(Real, 0, 1)]) == 0.5
     with pytest.raises(InvalidParameterError, match=r"^The 'k' parameter of f must be an int"):
         parameters.check_parameters({"k": [Interval(Integral, 1, None)]}, {"k": 0}, "f")
     # a message of the caller's own wording, with the expected values in words

@@ -50,7 +50,8 @@ def choose_method(form) -> tuple[str, str]:
     except ValueError as error:  # the splitting's own checks: the generic solver says it again
         point, reason = None, str(error)
     if point is not None and not np.isfinite(form.U).any():
-        return "dual-newton", f"nearest-point problem with no upper bound, not of newton's kind ({why_not})"
+        return "dual-newton", (f"nearest-point problem with no upper bound, not of newton's kind ({why_not}): "
+                               "dual-newton")
     if point is not None:
         reason = "its upper bounds slow the dual Newton's gradient on the cone down"
     return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
