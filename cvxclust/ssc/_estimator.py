@@ -50,9 +50,9 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         Degree of the polynomial affinity.
     n_neighbors : int, default=10
         Neighbours of the kNN affinity, at most n_samples - 1.
-    relaxation : {"frobenius-psd", "frobenius", "peng-wei", "normalized-cut", "ratio-cut", "none"}, \
-default="frobenius-psd"
-        The normalization of the affinity, see :func:`cvxclust.ssc.normalize`.  ``"peng-wei"`` is
+    relaxation : {"frobenius-psd", "frobenius", "peng-wei", "normalized-cut", "ratio-cut", "none"}
+        The normalization of the affinity (default ``"frobenius-psd"``), see
+        :func:`cvxclust.ssc.normalize`.  ``"peng-wei"`` is
         the Peng-Wei SDP relaxation of kernel k-means with k = ``n_clusters``
         (:class:`cvxclust.ssc.PengWei`), solved by the generic solver :func:`cvxclust.solve`.
     method : str, default="auto"
