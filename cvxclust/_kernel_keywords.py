@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
-from ._deprecation import DEPRECATED, warn_deprecated
+from ._deprecation import warn_deprecated
 from .structures import as_structure, check_output_kernel, n_clusters as structure_size
 
 __all__ = ["DEFAULT_N_CLUSTERS", "check_solver_options", "cluster_count", "relaxation_and_method"]

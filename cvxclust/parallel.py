@@ -40,7 +40,7 @@ __all__ = ["CONNECT_TIMEOUT", "MAX_BLAS_THREADS", "MAX_JOBS", "check_backend", "
 #: Seconds :func:`parallel_backend` waits for a Dask scheduler to answer (Dask's own default is 30).
 CONNECT_TIMEOUT = 5.0
 
-#: The most local worker processes ``jobs`` may ask for: four per core of this machine.  More only
+#: The most local worker processes ``jobs`` may ask for: four per core of the computer.  More only
 #: share the cores, and a mistyped count would start that many Python processes.
 MAX_JOBS = 4 * (os.cpu_count() or 1)
 

@@ -198,12 +198,12 @@ def recession(form: StandardForm, D: np.ndarray, tol: float = RECESSION_TOL) -> 
     ``residuals`` (its relative violations of the homogeneous constraints, as
     :meth:`~cvxclust.generic.StandardForm.residuals` computes them) and ``tol``.  Only for a linear
     objective (``c = 0``): a Frobenius term bounds the objective below."""
-    size = float(np.linalg.norm(D))
+    size = frobenius_norm(D)
     if form.c > 0 or not np.isfinite(size) or size == 0:
         return None
     D = (D + D.T) / (2.0 * size)
     slope = float(np.vdot(form.C, D))
-    if not slope < -tol * max(float(np.linalg.norm(form.C)), _TINY):
+    if not slope < -tol * max(frobenius_norm(form.C), _TINY):
         return None
     homogeneous = replace(form, L=np.where(np.isfinite(form.L), 0.0, -np.inf),
                           U=np.where(np.isfinite(form.U), 0.0, np.inf),

@@ -85,6 +85,8 @@ class EqualityDual:
         self.b = np.concatenate([form.lo, form.L[self.i, self.j]])
         # <A_r, A_r> of the entry rows: 1 on the diagonal, 1/2 off it
         self.entry_weight = np.where(self.i == self.j, 1.0, 0.5)
+        # the rows' entries squared, for the preconditioner of every Newton step
+        self.row_squares = self.A.multiply(self.A).tocsr()
         self.eigh_count = 0
 
     @property
@@ -110,7 +112,7 @@ class EqualityDual:
         """The multiplier of the solution without the cone: ``A(T + A^*(y) / (2c)) = b``, by
         conjugate gradients on ``A A^*`` (exact and diagonal where only entries are fixed)."""
         rhs = 2.0 * self.c * (self.b - self.apply(self.T))
-        diagonal = np.concatenate([np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel(), self.entry_weight])
+        diagonal = np.concatenate([np.asarray(self.row_squares.sum(axis=1)).ravel(), self.entry_weight])
         if not self.m:
             return rhs / diagonal
         gram = LinearOperator((self.size, self.size), matvec=lambda d: self.apply(self.adjoint(d)), dtype=float)
@@ -198,7 +200,7 @@ class EqualityDual:
         ``M = (Q o Q) Omega (Q o Q)^T`` the diagonal of J in the entries' basis (exact for the
         diagonal entries)."""
         i, j, weight = self.i, self.j, self.entry_weight
-        squares = self.A.multiply(self.A)
+        squares = self.row_squares
         if not self.psd:
             rows, entries = np.asarray(squares.sum(axis=1)).ravel(), weight
         else:

@@ -61,7 +61,6 @@ from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .certificates import (INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test,
                            optimum_certificate, unboundedness_test, unconstrained_optimum)
 from .spectral_set import SpectralSet, frobenius_norm
-from .standard_form import StandardForm
 from .state import GenericState
 from .restoration import polished, restore
 from . import splitting
@@ -148,17 +147,11 @@ class GenericSolver(IterativeSolver):
     }
 
     def size(self) -> int:
-        form = self._form()
-        return form.n
-
-    def _form(self) -> StandardForm:
-        if getattr(self, "_standard_form", None) is None:
-            self._standard_form = self.relaxation.standard_form()
-        return self._standard_form
+        return self.relaxation.standard_form().n
 
     # -- set-up ---------------------------------------------------------------------------------
     def init_state(self):
-        form = self._form()
+        form = self.relaxation.standard_form()
         split = splitting.split(form, partial=self.partial_eig)
         n = form.n
         state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
@@ -403,13 +396,13 @@ class GenericSolver(IterativeSolver):
             state.S, state.image = state.accelerator.fallback, None
             state.accelerator.reset()
             self.step(state, 0)
+        if state.optimum is not None:  # the minimiser of the objective alone, feasible: no bound needed
+            X, optimum_bound, objective = optimum_certificate(form, state.optimum)
+            return self._judged(Certificate(X, optimum_bound, objective, self._own_residuals(state, X, in_s=False)))
         if state.Z is None:  # no iteration ran: the start point
             values, multipliers, _, _ = self._unpack(state)
             state.Z = state.spectral.project(next(iter(values.values()), state.start))
             state.U_box = multipliers.get("B")
-        if state.optimum is not None:  # the minimiser of the objective alone, feasible: no bound needed
-            X, optimum_bound, objective = optimum_certificate(form, state.optimum)
-            return self._judged(Certificate(X, optimum_bound, objective, self._own_residuals(state, X, in_s=False)))
         fresh = self.dual_bound(state)
         best = self._better(fresh, bound)
         if not final:

@@ -11,7 +11,8 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .spectral_set import SpectralSet
-from .standard_form import StandardForm, symmetrize_columns
+from .expression_form import row_sums_matrix
+from .standard_form import StandardForm
 
 __all__ = ["Splitting", "split"]
 
@@ -126,8 +127,7 @@ def _common_row_sums(form: StandardForm):
     candidates = equality[one]
     i = D.indices[D.indptr[:-1][one]]
     a = D.data[D.indptr[:-1][one]]
-    sums = sp.csr_matrix((np.ones(n * n), (np.repeat(np.arange(n), n), np.arange(n * n))), shape=(n, n * n))
-    R = symmetrize_columns(sums, n)
+    R = row_sums_matrix(np.arange(n), np.ones(n), n)  # the symmetrised row sums, built by index arithmetic
     difference = A[candidates] - sp.diags(a) @ R[i]
     match = np.asarray(abs(difference).max(axis=1).todense()).ravel() <= _SAME * np.abs(a)
     i, rows, values = i[match], candidates[match], lo[candidates[match]] / a[match]

@@ -445,7 +445,10 @@ class _Reader:
 
 def _check_magnitude(where: str, arrays) -> None:
     """Raise a ValueError naming ``where`` if a finite entry of ``arrays`` exceeds ``LARGEST_DATA``."""
-    largest = max((float(np.abs(a[np.isfinite(a)]).max(initial=0.0)) for a in map(np.asarray, arrays)), default=0.0)
+    # the largest finite magnitude without a temporary of each array's size (C and the bounds are n x n)
+    largest = max((max(float(np.max(a, where=np.isfinite(a), initial=0.0)),
+                       -float(np.min(a, where=np.isfinite(a), initial=0.0))) for a in map(np.asarray, arrays)),
+                  default=0.0)
     if largest > LARGEST_DATA:
         raise ValueError(f"{where} has data of magnitude {largest:.3g}: the generic solver squares the problem's "
                          f"data, so it takes magnitudes up to {LARGEST_DATA:g}; rescale the problem")
