@@ -162,6 +162,9 @@ def test_the_bound_is_below_the_optimum_at_any_multiplier():
     optimum = problem.solve(solver="CLARABEL")
     for seed in range(5):
         assert dual.evaluate(np.random.default_rng(seed).standard_normal(dual.size) * 3).value <= optimum + 1e-8
+    # and tight at the solved multipliers: a wrong constant or sign in theta would miss the optimum there
+    bound = cvxclust.solve(problem, method="newton").dual_bound
+    assert optimum - 1e-6 * abs(optimum) <= bound <= optimum + 1e-8
 
 
 def test_problems_of_another_kind_are_refused_with_the_part_named():
