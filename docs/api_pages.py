@@ -23,6 +23,7 @@ MODULES = [
     ("cvxclust.metrics", "Metrics"),
     ("cvxclust.rounding", "Roundings"),
     ("cvxclust.datasets", "Data sets"),
+    ("cvxclust.problem_classes", "The classical clustering and graph SDPs in plain cvxpy"),
     ("cvxclust.solvers", "The certified-solver core"),
     ("cvxclust.penalty", "The penalty schedule of the ADMMs"),
     ("cvxclust.result", "Results"),
