@@ -254,6 +254,12 @@ class IterativeSolver:
         self.status = "infeasible"
         self._stop_note = note
 
+    def declare_unbounded(self, note: str = "") -> None:
+        """Stop after this iteration with status ``"unbounded"``: for a solver that has found a
+        recession direction of the feasible set along which the objective improves without limit."""
+        self.status = "unbounded"
+        self._stop_note = note
+
     @property
     def elapsed(self) -> float:
         """Wall seconds since the call of the entry point (:func:`cvxclust._progress.call_clock`),

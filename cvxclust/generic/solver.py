@@ -417,9 +417,8 @@ class GenericSolver(IterativeSolver):
             elif due and form.c == 0 and not np.isfinite(best):
                 state.unboundedness = unboundedness_test(state)
                 if state.unboundedness is not None:
-                    self.stall(f"the move of the iterate is a recession direction along which the objective "
-                               f"changes by {state.unboundedness['slope']:.3g} per unit step")
-                    self.status = "unbounded"
+                    self.declare_unbounded(f"the move of the iterate is a recession direction along which the "
+                                           f"objective changes by {state.unboundedness['slope']:.3g} per unit step")
         Z = state.Z
         certificate = Certificate(Z, fresh, form.objective(Z), self._own_residuals(state, Z, in_s=True))
         if final and state.unboundedness is not None:
