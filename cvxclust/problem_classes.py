@@ -125,7 +125,7 @@ def max_cut(W) -> cp.Problem:
     Parameters
     ----------
     W : array_like or scipy.sparse matrix of shape (n, n)
-        Symmetric finite weights of the graph, n >= 2 (a sparse one stays sparse).
+        The graph's weights, as for :func:`laplacian`; a sparse W stays sparse in the problem.
 
     Returns
     -------
@@ -141,18 +141,16 @@ def min_bisection(W) -> cp.Problem:
     r"""The minimum-bisection SDP of the graph with weights W: ``min 1/4 <L, X>`` s.t.
     ``X >> 0``, ``diag(X) == 1``, ``sum(X) == 0`` (two halves of equal size).
 
-    The problem has no strictly feasible point: ``sum(X) == 0`` with ``X >> 0`` forces
-    ``X 1 = 0``, so every feasible X is singular.
-
     Parameters
     ----------
     W : array_like or scipy.sparse matrix of shape (n, n)
-        Symmetric finite weights of the graph, n >= 2 (a sparse one stays sparse).
+        The graph's weights, as for :func:`max_cut`.
 
     Returns
     -------
     cvxpy.Problem
-        The problem over the symmetric variable ``X``.
+        The problem over the symmetric variable ``X``.  It has no strictly feasible point:
+        ``sum(X) == 0`` with ``X >> 0`` forces ``X 1 = 0``, so every feasible X is singular.
     """
     L = laplacian(W)
     X = _variable(L.shape[0])
