@@ -5,22 +5,22 @@ Each function returns a :class:`cvxpy.Problem` over one symmetric variable ``X``
 :func:`cvxclust.solve` takes.  They are the instances the solvers of :mod:`cvxclust.generic` are
 measured and tested on, and a starting point for a new relaxation.
 
-============================  ==================================================================
-function                      problem
-============================  ==================================================================
-:func:`nearest_correlation`   :math:`\min \tfrac12\|X - G\|_F^2` s.t. :math:`X \succeq 0`,
-                              :math:`\operatorname{diag}(X) = 1`
-:func:`max_cut`               :math:`\max \tfrac14\langle L, X\rangle` s.t. :math:`X \succeq 0`,
-                              :math:`\operatorname{diag}(X) = 1`
-:func:`min_bisection`         :math:`\min \tfrac14\langle L, X\rangle` s.t. :math:`X \succeq 0`,
-                              :math:`\operatorname{diag}(X) = 1`, :math:`\langle 11^\top, X\rangle = 0`
-:func:`correlation_clustering`  :math:`\max \langle W, X\rangle` s.t. :math:`X \succeq 0`,
-                              :math:`X \ge 0`, :math:`\operatorname{diag}(X) = 1`
-:func:`kmeans_sdp`            :math:`\max \langle K, X\rangle` s.t. :math:`X \succeq 0`,
-                              :math:`X \ge 0`, :math:`X 1 = 1`, :math:`\operatorname{tr} X = k`,
-                              and optionally must-link rows :math:`X_{ij} = X_{ii}` and a least
-                              cluster size :math:`m`: :math:`\operatorname{diag}(X) \le 1/m`
-============================  ==================================================================
+================================  ==============================================================
+function                          problem
+================================  ==============================================================
+:func:`nearest_correlation`       :math:`\min \tfrac12\|X - G\|_F^2` s.t. :math:`X \succeq 0`,
+                                  :math:`\operatorname{diag}(X) = 1`
+:func:`max_cut`                   :math:`\max \tfrac14\langle L, X\rangle` s.t. :math:`X \succeq 0`,
+                                  :math:`\operatorname{diag}(X) = 1`
+:func:`min_bisection`             :math:`\min \tfrac14\langle L, X\rangle` s.t. :math:`X \succeq 0`,
+                                  :math:`\operatorname{diag}(X) = 1`, :math:`\langle 11^\top, X\rangle = 0`
+:func:`correlation_clustering`    :math:`\max \langle W, X\rangle` s.t. :math:`X \succeq 0`,
+                                  :math:`X \ge 0`, :math:`\operatorname{diag}(X) = 1`
+:func:`kmeans_sdp`                :math:`\max \langle K, X\rangle` s.t. :math:`X \succeq 0`,
+                                  :math:`X \ge 0`, :math:`X 1 = 1`, :math:`\operatorname{tr} X = k`,
+                                  and optionally must-link rows :math:`X_{ij} = X_{ii}` and a least
+                                  cluster size :math:`m`: :math:`\operatorname{diag}(X) \le 1/m`
+================================  ==============================================================
 
 ``L = D - W`` is the Laplacian of the graph with weights W.  The max-cut relaxation is that of
 M. X. Goemans, D. P. Williamson, "Improved approximation algorithms for maximum cut and
