@@ -80,7 +80,7 @@ KNOWN_LIMITS = {
                                          "no strictly feasible point)"),
     ("correlation_clustering", "generic"): ({(24, 1)}, "correlation_clustering n = 24 seed 1, generic: the ADMM's "
                                                        "residual stalls near 1e-7 (certified at residual_tol 1e-6 "
-                                                       "after about 9000 iterations)"),
+                                                       "after about 6000 iterations)"),
 }
 #: iterations a known limit is run for: enough to check what it reports there
 LIMIT_ITERATIONS = 300
