@@ -184,13 +184,13 @@ def _must_link_pairs(must_link, n: int) -> list[tuple[int, int]]:
         pairs = list(must_link)
     except TypeError:
         raise TypeError(f"{expected}, got {must_link!r}") from None
+    valid = Interval(Integral, 0, n - 1, closed="both")
     checked = []
     for pair in pairs:
         try:
             i, j = pair
         except (TypeError, ValueError):
             raise ValueError(f"{expected}, got the element {pair!r}") from None
-        valid = Interval(Integral, 0, n - 1, closed="both")
         if not (valid.accepts(i) and valid.accepts(j)) or i == j:
             raise ValueError(f"{expected}, got the pair {pair!r}")
         checked.append((int(i), int(j)))
