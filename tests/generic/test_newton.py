@@ -10,6 +10,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
+from clarabel_checks import check_against_clarabel
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
@@ -43,23 +44,6 @@ def perturbed_correlation(n: int, seed: int, alpha: float = 0.1) -> np.ndarray:
 def nearest_correlation(G: np.ndarray) -> tuple[cp.Problem, cp.Variable]:
     X = cp.Variable(G.shape, symmetric=True)
     return cp.Problem(cp.Minimize(0.5 * cp.sum_squares(X - G)), [X >> 0, cp.diag(X) == 1]), X
-
-
-def check_against_clarabel(problem: cp.Problem, result, atol: float = 1e-5) -> None:
-    """The certified result agrees with Clarabel in objective, solution and feasibility, and its
-    bound is on the right side of Clarabel's optimum."""
-    variable = problem.variables()[0]
-    reference = problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
-    scale = max(abs(reference), 1.0)
-    assert result.status == "optimal"
-    assert abs(result.objective - reference) <= 1e-6 * scale
-    if isinstance(problem.objective, cp.Minimize):
-        assert result.dual_bound <= reference + 1e-7 * scale
-    else:
-        assert result.dual_bound >= reference - 1e-7 * scale
-    np.testing.assert_allclose(result.X, variable.value, atol=atol)
-    relaxation = CvxpyRelaxation(problem)
-    assert max(relaxation.residuals(result.X).values()) <= ACCURATE["residual_tol"]
 
 
 def test_nearest_correlation_matrix_agrees_with_clarabel_and_is_exactly_feasible():
