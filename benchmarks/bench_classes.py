@@ -279,6 +279,11 @@ def targets(rows: list[dict], reading: list[dict], time_limit: float) -> list[li
     return table
 
 
+def _seconds(row: dict) -> float:
+    """The row's time; infinite where the case did not finish."""
+    return row["time"] if _finite(row.get("time")) else math.inf
+
+
 def _eigh_cell(r: dict) -> str:
     if r.get("eigh") is not None:
         return str(r["eigh"])
@@ -377,7 +382,7 @@ def main(argv=None) -> int:
                     print(f"{name} n={n} {method} ({row.get('ran', '-')}): {row['status']} "
                           f"{fmt(row.get('time'), '.2f')} s", file=sys.stderr, flush=True)
                     kept = best.get((name, n, method))
-                    if kept is None or row.get("time", math.inf) < kept.get("time", math.inf):
+                    if kept is None or _seconds(row) < _seconds(kept):
                         best[name, n, method] = row
     rows = list(best.values())
     eigh = {n: min(eigh_seconds(n, args.threads) for _ in range(args.repeat)) for n in args.sizes}
