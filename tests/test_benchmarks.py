@@ -125,3 +125,21 @@ def test_benchmarks_readme_matches_the_results_files():
     re-runs, `python benchmarks/_harness.py --update-readme` refreshes them."""
     assert harness.readme_drift() == []
     assert len(list(harness.QUOTE.finditer(harness.README.read_text()))) >= 8
+
+
+def test_burer_monteiro_anchor_is_certified():
+    """The max-cut anchor of bench_classes.py: an exactly feasible point, a bound no better than
+    the optimum Clarabel finds, and a gap below tol."""
+    import cvxpy as cp
+
+    from cvxclust.problem_classes import laplacian, max_cut, random_graph
+
+    import bench_classes
+
+    W = random_graph(30, 6, random_state=1)
+    row = bench_classes.burer_monteiro(laplacian(W), 1e-7)
+    problem = max_cut(W)
+    problem.solve(solver=cp.CLARABEL)
+    assert row["status"] == "optimal" and row["relative_gap"] <= 1e-7 and row["max_residual"] < 1e-12
+    assert row["objective"] <= problem.value + 1e-6 and row["dual_bound"] >= problem.value - 1e-6
+    assert abs(row["objective"] - problem.value) <= 1e-6 * problem.value
