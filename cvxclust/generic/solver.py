@@ -27,9 +27,11 @@ the move of the iterate for unboundedness (status ``"infeasible"`` or ``"unbound
 
 **The returned point.**  The iterate in S; in the two-block case it is restored
 (:func:`cvxclust.generic.restoration.restore`: the box violations off the diagonal moved onto it,
-then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.splitting`), so
-it is exactly feasible where such a centre exists, and the certified gap is that of a feasible
-point.  Elsewhere the residuals are reported as they are.  The mix costs the violation times
+then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.splitting`; or,
+where the diagonal is fixed to positive values and every other bound is a sign bound, as in
+max-cut and correlation clustering, the scaling ``D^{-1/2} X D^{-1/2}`` of
+:func:`cvxclust.generic.restoration.scale_to_diagonal`), so it is exactly feasible where such a
+centre or scaling exists, and the certified gap is that of a feasible point.  Elsewhere the residuals are reported as they are.  The mix costs the violation times
 the inverse of the centre's smallest entry (about n for unit row sums), so once the iterate is
 within ``tol`` of the bound a check may also *polish*: restore the points of relaxed alternating
 projections between S and the box started at the iterate
