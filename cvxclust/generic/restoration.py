@@ -9,7 +9,7 @@ from ..linalg import alternating_projections
 from .standard_form import StandardForm
 from .splitting import Splitting
 
-__all__ = ["polished", "restore", "scale_to_diagonal"]
+__all__ = ["polished", "projected", "restore", "scale_to_diagonal", "within_residual"]
 
 
 def restore(form: StandardForm, split: Splitting, Z: np.ndarray) -> np.ndarray | None:
@@ -24,6 +24,9 @@ def restore(form: StandardForm, split: Splitting, Z: np.ndarray) -> np.ndarray |
     touches a bound the point violates, the point halfway to the centre.
     """
     spectral = split.spectral
+    if split.ties is not None:
+        # the mix below would break ties that Z violates: only the box's projection repairs them
+        return split.project_box(form, Z) if spectral.trivial else None
     if not (np.isfinite(form.L).any() or np.isfinite(form.U).any()):
         return Z
     scaled = scale_to_diagonal(form, Z)
@@ -61,13 +64,35 @@ def polished(form: StandardForm, split: Splitting, Z: np.ndarray):
     still loses is of the order of its distance to ``Z``.  The generator stops where a round
     cannot be restored; otherwise the caller decides when to stop.
     """
-    rounds = alternating_projections(Z, split.spectral.project, lambda W: np.clip(W, form.L, form.U))
-    next(rounds)  # Z itself
-    for W in rounds:
+    for W in projected(form, split, Z):
         X = restore(form, split, W)
         if X is None:
             return
         yield X
+
+
+def projected(form: StandardForm, split: Splitting, Z: np.ndarray):
+    """The points in S of the rounds of relaxed alternating projections between S and the box
+    (with its ties) started at ``Z`` (:func:`cvxclust.linalg.alternating_projections`), Z
+    itself left out; the generator never ends."""
+    rounds = alternating_projections(Z, split.spectral.project, lambda W: split.project_box(form, W))
+    next(rounds)  # Z itself
+    yield from rounds
+
+
+def within_residual(form: StandardForm, split: Splitting, Z: np.ndarray, residual_tol: float,
+                    rounds: int) -> tuple[np.ndarray, float] | None:
+    """The first of at most ``rounds`` points of :func:`projected` from ``Z`` whose residuals (S's
+    constraints hold by construction) are at most ``residual_tol``, with its worst residual; None
+    where none is.  Where no restoration to exact feasibility applies (entries tied by rows), the
+    ADMM's iterate may meet the gap long before its residuals fall below ``residual_tol``; a few
+    rounds take them there at about their distance to the iterate in objective."""
+    for r, W in enumerate(projected(form, split, Z), start=1):
+        worst = max(form.residuals(W, spectrum=False).values(), default=0.0)
+        if worst <= residual_tol:
+            return W, worst
+        if r >= rounds:
+            return None
 
 
 def _mix(form: StandardForm, A: np.ndarray, partner: np.ndarray, shift: float) -> np.ndarray | None:
