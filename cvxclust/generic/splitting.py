@@ -53,6 +53,9 @@ def split(form: StandardForm, *, partial: bool = True) -> Splitting:
     keep = np.ones(form.m, dtype=bool)
     absorbed = {}
     beta, rows = _common_row_sums(form)
+    if beta is None and form.psd:
+        rows = _zero_total(form)
+        beta = None if rows is None else 0.0
     row_sums = beta
     if beta is not None and (beta >= 0 or not form.psd):
         keep[rows] = False
@@ -158,6 +161,19 @@ def _common_row_sums(form: StandardForm):
     if np.abs(values - beta).max() > _SAME * max(abs(beta), 1.0):
         return None, None
     return beta, rows
+
+
+def _zero_total(form: StandardForm):
+    """``[row]`` for an equality row ``a 1^T X 1 = 0``, else None: under ``X >> 0`` it states
+    ``X 1 = 0`` (``1^T X 1 = ||X^{1/2} 1||^2``), row sums the eigendecomposition enforces (the
+    minimum bisection's ``sum(X) == 0``)."""
+    n, A = form.n, form.A
+    count = np.diff(A.indptr)
+    for r in np.flatnonzero((form.lo == 0) & (form.hi == 0) & (count == n * n)):
+        data = A.data[A.indptr[r]:A.indptr[r + 1]]
+        if np.abs(data - data[0]).max() <= _SAME * abs(data[0]):
+            return [r]
+    return None
 
 
 def _trace_row(A, lo, hi, keep, n):

@@ -65,13 +65,6 @@ class TiedEntries:
         W.reshape(-1)[self.positions] = np.clip(t, self.low, self.high)[self.group]
         return W
 
-    def holds(self, P: np.ndarray) -> bool:
-        """Whether ``P`` meets the ties exactly."""
-        values = P.reshape(-1)[self.positions]
-        first = np.full(self.count.size, np.nan)
-        first[self.group[::-1]] = values[::-1]
-        return bool(np.all(values == first[self.group]))
-
     def support(self, Lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(Lam', terms)`` for the support term of the certified bound: ``Lam'`` is ``Lam`` on
         the tied positions where the group's sum has a finite bound on its side (0 on the whole
