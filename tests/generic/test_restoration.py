@@ -204,3 +204,15 @@ def test_min_bisection_is_certified_against_clarabel():
     assert result.objective == pytest.approx(reference, rel=1e-4)
     assert result.dual_bound <= reference + 1e-4 * abs(reference)  # a minimisation: a lower bound
     assert max(result.residuals.values()) <= 1e-6
+
+
+def test_the_dual_newton_refuses_tied_entries():
+    """Its nearest-point problem has no ties: it must not take a problem whose only rows tie
+    entries (with them among the splitting's rows it refused them as rows)."""
+    problem = must_link_instance(12, 3, 0)
+    X = problem.variables()[0]
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(X - blobs_kernel(12, 3, random_state=1) / 100)),
+                         problem.constraints)
+    with pytest.raises(ValueError, match="tie entries"):
+        cvxclust.solve(problem, method="dual-newton")
+    assert cvxclust.solve(problem).method == "generic"
