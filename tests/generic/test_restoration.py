@@ -216,3 +216,36 @@ def test_the_dual_newton_refuses_tied_entries():
     with pytest.raises(ValueError, match="tie entries"):
         cvxclust.solve(problem, method="dual-newton")
     assert cvxclust.solve(problem).method == "generic"
+
+
+def tied_instance(seed):
+    """A random problem with ties of every shape (diagonal to off-diagonal, two off-diagonal
+    entries, chains through a shared entry), bounded by the box, with or without a Frobenius term,
+    ``X >> 0`` and row sums (every seed used is feasible: Clarabel finds its optimum)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 9))
+    X = cp.Variable((n, n), symmetric=True)
+    constraints = [X >= 0, X <= 2]
+    if rng.integers(2):
+        constraints.append(X >> 0)
+    if rng.integers(2):
+        constraints.append(cp.sum(X, axis=1) == 2)
+    for _ in range(int(rng.integers(1, 5))):
+        i, j, k, m = (int(v) for v in rng.choice(n, 4, replace=False))
+        constraints.append(rng.choice([lambda: X[i, j] == X[k, m], lambda: X[i, j] == X[j, k],
+                                       lambda: X[i, k] == X[m, m]])())
+    C = rng.standard_normal((n, n))
+    objective = cp.trace((C + C.T) @ X)
+    if rng.integers(2):
+        objective = objective + float(rng.uniform(0.1, 2)) * cp.sum_squares(X)
+    return cp.Problem(cp.Minimize(objective), constraints)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_ties_agree_with_clarabel(seed):
+    problem = tied_instance(seed)
+    result = cvxclust.solve(problem, method="generic", tol=1e-7, residual_tol=1e-7, max_iter=50000)
+    reference = problem.solve(solver="CLARABEL")
+    assert result.status == "optimal", result.status
+    assert result.objective == pytest.approx(reference, rel=1e-5, abs=1e-6)
+    assert result.dual_bound <= reference + 1e-5 * max(abs(reference), 1.0)  # a lower bound
