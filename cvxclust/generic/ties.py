@@ -94,12 +94,10 @@ def tied_rows(A: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray, candidates: np.n
     none, or where a group's bounds leave no common value (the rows then stay rows)."""
     n = L.shape[0]
     rows, edges = [], []
+    count = np.diff(A.indptr)[candidates]
+    candidates = candidates[(lo[candidates] == 0) & (hi[candidates] == 0) & (count >= 2) & (count <= 4)]
     for r in candidates:
-        if lo[r] != 0 or hi[r] != 0:
-            continue
         start, stop = A.indptr[r], A.indptr[r + 1]
-        if not 2 <= stop - start <= 4:
-            continue
         cols, data = A.indices[start:stop], A.data[start:stop]
         i, j = np.divmod(cols, n)
         entries = np.minimum(i, j) * n + np.maximum(i, j)  # each entry by its upper position
