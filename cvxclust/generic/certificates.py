@@ -100,8 +100,15 @@ def bound_at(state, Lam, y, objective: bool = True) -> float:
             # along S's recession directions, which the ADMM multiplier meets only in the
             # limit: the box multiplier takes that part (any multiplier gives a valid bound)
             Lam = Lam + state.spectral.unbounded_part(C - M - Lam)
+        raw = Lam
         Lam = np.where(((Lam > 0) & ~state.finite_L) | ((Lam < 0) & ~state.finite_U), 0.0, Lam)
+        if split.ties is not None:  # a tied group's support term takes its multipliers' sum
+            tied, group_terms = split.ties.support(raw)
+            Lam = np.where(split.ties.mask(form.n), 0.0, Lam)
+            terms.append(group_terms)
         terms += [np.maximum(Lam, 0.0) * state.L0, np.minimum(Lam, 0.0) * state.U0]
+        if split.ties is not None:
+            Lam = Lam + tied
         M += Lam
     G = C - M
     spectral, norm = state.spectral, float(np.linalg.norm(G))

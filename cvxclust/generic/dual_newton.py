@@ -32,6 +32,8 @@ def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
     if split.A.shape[0]:
         return None, (f"{split.A.shape[0]} constraint rows are neither bounds, common row sums nor the trace "
                       "(use method='generic')")
+    if split.ties is not None:
+        return None, "constraint rows tie entries of X to each other (use method='generic')"
     if spectral.trace is None and "trace" in split.absorbed:
         return None, "the trace is bounded, not fixed (use method='generic')"
     centre = split.psd_centre if split.psd_centre is not None else split.centre

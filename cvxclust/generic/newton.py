@@ -45,6 +45,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
+from .restoration import scale_to_diagonal
 from .standard_form import StandardForm
 from . import splitting
 
@@ -76,6 +77,7 @@ class EqualityDual:
 
     def __init__(self, form: StandardForm):
         n = form.n
+        self.form = form
         self.n, self.c, self.psd, self.constant = n, form.c, form.psd, form.constant
         self.T = -form.C / (2.0 * form.c)
         self.A = sp.csr_matrix(form.A)
@@ -238,18 +240,8 @@ class EqualityDual:
 
     def restore(self, X: np.ndarray) -> np.ndarray | None:
         """``D^{-1/2} X D^{-1/2}`` exactly feasible, where the only constraints are fixed positive
-        diagonal entries and X's are positive; None elsewhere."""
-        if self.m or np.any(self.i != self.j) or np.any(self.b <= 0):
-            return None
-        diagonal = np.diagonal(X)[self.i]
-        if np.any(diagonal <= 0):
-            return None
-        scale = np.ones(self.n)
-        scale[self.i] = np.sqrt(self.b / diagonal)
-        restored = X * scale[:, None]
-        restored *= scale[None, :]
-        restored[self.i, self.i] = self.b  # exactly
-        return restored
+        diagonal entries (:func:`~cvxclust.generic.restoration.scale_to_diagonal`); None elsewhere."""
+        return scale_to_diagonal(self.form, X)
 
 
 def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:

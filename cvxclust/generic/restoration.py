@@ -1,5 +1,5 @@
-"""Exactly feasible points near the generic solver's iterates (see :func:`restore` and
-:func:`polished`)."""
+"""Exactly feasible points near the generic solver's iterates (see :func:`restore`,
+:func:`polished` and :func:`scale_to_diagonal`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ..linalg import alternating_projections
 from .standard_form import StandardForm
 from .splitting import Splitting
 
-__all__ = ["polished", "restore"]
+__all__ = ["polished", "projected", "restore", "scale_to_diagonal", "within_residual"]
 
 
 def restore(form: StandardForm, split: Splitting, Z: np.ndarray) -> np.ndarray | None:
@@ -24,8 +24,14 @@ def restore(form: StandardForm, split: Splitting, Z: np.ndarray) -> np.ndarray |
     touches a bound the point violates, the point halfway to the centre.
     """
     spectral = split.spectral
+    if split.ties is not None:
+        # the mix below would break ties that Z violates: only the box's projection repairs them
+        return split.project_box(form, Z) if spectral.trivial else None
     if not (np.isfinite(form.L).any() or np.isfinite(form.U).any()):
         return Z
+    scaled = scale_to_diagonal(form, Z)
+    if scaled is not None:
+        return scaled
     if spectral.trivial:
         return np.clip(Z, form.L, form.U)  # the box is the only constraint: its projection
     if split.centre is None:
@@ -58,13 +64,35 @@ def polished(form: StandardForm, split: Splitting, Z: np.ndarray):
     still loses is of the order of its distance to ``Z``.  The generator stops where a round
     cannot be restored; otherwise the caller decides when to stop.
     """
-    rounds = alternating_projections(Z, split.spectral.project, lambda W: np.clip(W, form.L, form.U))
-    next(rounds)  # Z itself
-    for W in rounds:
+    for W in projected(form, split, Z):
         X = restore(form, split, W)
         if X is None:
             return
         yield X
+
+
+def projected(form: StandardForm, split: Splitting, Z: np.ndarray):
+    """The points in S of the rounds of relaxed alternating projections between S and the box
+    (with its ties) started at ``Z`` (:func:`cvxclust.linalg.alternating_projections`), Z
+    itself left out; the generator never ends."""
+    rounds = alternating_projections(Z, split.spectral.project, lambda W: split.project_box(form, W))
+    next(rounds)  # Z itself
+    yield from rounds
+
+
+def within_residual(form: StandardForm, split: Splitting, Z: np.ndarray, residual_tol: float,
+                    rounds: int) -> tuple[np.ndarray, float] | None:
+    """The first of at most ``rounds`` points of :func:`projected` from ``Z`` whose residuals (S's
+    constraints hold by construction) are at most ``residual_tol``, with its worst residual; None
+    where none is.  Where no restoration to exact feasibility applies (entries tied by rows), the
+    ADMM's iterate may meet the gap long before its residuals fall below ``residual_tol``; a few
+    rounds take them there at about their distance to the iterate in objective."""
+    for r, W in enumerate(projected(form, split, Z), start=1):
+        worst = max(form.residuals(W, spectrum=False).values(), default=0.0)
+        if worst <= residual_tol:
+            return W, worst
+        if r >= rounds:
+            return None
 
 
 def _mix(form: StandardForm, A: np.ndarray, partner: np.ndarray, shift: float) -> np.ndarray | None:
@@ -93,3 +121,54 @@ def _mix(form: StandardForm, A: np.ndarray, partner: np.ndarray, shift: float) -
         return None
     X = (1.0 - theta) * A + theta * partner
     return np.clip(X, form.L, form.U)  # rounding only: theta makes every entry feasible
+
+
+def scale_to_diagonal(form: StandardForm, X: np.ndarray) -> np.ndarray | None:
+    r"""``D^{-1/2} X' D^{-1/2}``, exactly feasible, where the constraints allow it; None elsewhere.
+
+    It applies where ``form`` has no rows, fixes some diagonal entries to positive values
+    (``L_ii = U_ii > 0``: ``diag(X) == 1``), and every other bound is invariant under
+    ``X -> D X D`` for a positive diagonal D: sign bounds (``L_ij`` 0 or ``-inf``, ``U_ij`` 0 or
+    ``+inf``; on a diagonal entry that is not fixed, ``L_ii`` 0 or ``-inf`` and no upper bound).
+    ``X`` is symmetric (p.s.d. where the form has ``X >> 0``).  First the violations N of the
+    sign bounds off the diagonal are repaired and ``Diag(|N| 1)`` added (``N + Diag(|N| 1)`` is
+    diagonally dominant, so ``X' = X + N + Diag(|N| 1)`` stays p.s.d.); then
+    ``D = Diag(X'_ii / target_i)`` on the fixed entries (1 elsewhere) scales the diagonal onto
+    its targets.  A congruence keeps ``X' >> 0``, and positive scaling keeps every sign, so
+    the point meets every constraint up to the rounding of the product (the fixed entries are
+    set exactly).  Its distance to X is of the order of X's violations.  None also where a
+    diagonal entry to be scaled is not positive.
+    """
+    L, U = form.L, form.U
+    n = form.n
+    if form.m:
+        return None
+    d_low, d_high = np.diagonal(L), np.diagonal(U)
+    fixed = np.isfinite(d_low) & (d_low == d_high)
+    if not fixed.any() or np.any(d_low[fixed] <= 0):
+        return None
+    free = ~fixed
+    if np.any(np.isfinite(d_high[free])) or np.any(np.isfinite(d_low[free]) & (d_low[free] != 0)):
+        return None
+    off = ~np.eye(n, dtype=bool)
+    if np.any(np.isfinite(L[off]) & (L[off] != 0)) or np.any(np.isfinite(U[off]) & (U[off] != 0)):
+        return None
+    X = np.array(X, dtype=float)  # a copy: the caller's point is kept
+    N = np.where(off, np.maximum(L - X, 0.0) - np.maximum(X - U, 0.0), 0.0)
+    if np.any(N):
+        X += N
+        X[np.diag_indices(n)] += np.abs(N).sum(axis=1)
+    diagonal = np.diagonal(X).copy()
+    # a free diagonal entry below its bound 0 (X not p.s.d.): raising the diagonal keeps X' >> 0
+    raised = free & (diagonal < d_low)
+    X[raised, raised] = diagonal[raised] = d_low[raised]
+    if np.any(diagonal[fixed] <= 0):
+        return None
+    scale = np.ones(n)
+    scale[fixed] = np.sqrt(d_low[fixed] / diagonal[fixed])
+    X *= scale[:, None]
+    X *= scale[None, :]
+    X = (X + X.T) / 2
+    index = np.flatnonzero(fixed)
+    X[index, index] = d_low[fixed]  # exactly
+    return X

@@ -2,9 +2,12 @@ r"""The generic certified solver: ADMM on the matrix for every problem of the st
 
 For ``min f(X) = c ||X||^2 + <C, X>`` over ``S`` (the set of
 :mod:`cvxclust.generic.spectral_set`: p.s.d., common row sums and the trace, enforced by one
-eigendecomposition), the box ``B = {L <= X <= U}`` and the rows ``lo <= A(X) <= hi`` left over:
+eigendecomposition), the box ``B = {L <= X <= U}`` (with the entries that rows such as a
+must-link ``X[i, j] == X[i, i]`` tie, :mod:`cvxclust.generic.ties`: still one cheap projection)
+and the rows ``lo <= A(X) <= hi`` left over:
 
-* **two blocks** when no row is left (the SSC relaxation (7), the Peng-Wei SDP): with scaled
+* **two blocks** when no row is left (the SSC relaxation (7), the Peng-Wei SDP, the k-means SDP
+  with must-link rows): with scaled
   multiplier ``U`` of ``Z = W`` and penalty rho,
 
   .. math::
@@ -27,14 +30,21 @@ the move of the iterate for unboundedness (status ``"infeasible"`` or ``"unbound
 
 **The returned point.**  The iterate in S; in the two-block case it is restored
 (:func:`cvxclust.generic.restoration.restore`: the box violations off the diagonal moved onto it,
-then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.splitting`), so
-it is exactly feasible where such a centre exists, and the certified gap is that of a feasible
-point.  Elsewhere the residuals are reported as they are.  The mix costs the violation times
-the inverse of the centre's smallest entry (about n for unit row sums), so once the iterate is
-within ``tol`` of the bound a check may also *polish*: restore the points of relaxed alternating
-projections between S and the box started at the iterate
-(:func:`cvxclust.generic.restoration.polished`), which lose only about their distance to it.
-The best exactly feasible point of all checks is kept.
+then a mix with a strictly feasible ``a 11^T + b I`` from :mod:`cvxclust.generic.splitting`; or,
+where the diagonal is fixed to positive values and every other bound is a sign bound, as in
+max-cut and correlation clustering, the scaling ``D^{-1/2} X D^{-1/2}`` of
+:func:`cvxclust.generic.restoration.scale_to_diagonal`), so it is exactly feasible where such a
+centre or scaling exists, and the certified gap is that of a feasible point.  Elsewhere the
+residuals are reported as they are.  The mix costs the violation times the inverse of the
+centre's smallest entry (about n for unit row sums), so once the iterate is within ``tol`` of
+the bound a check may also *polish*: restore the points of relaxed alternating projections
+between S and the box started at the iterate (:func:`cvxclust.generic.restoration.polished`),
+which lose only about their distance to it.  The best exactly feasible point of all checks is
+kept.  Where entries are tied no restoration applies, and the iterate may meet the gap long
+before its residuals fall below ``residual_tol`` (the k-means SDP with must-link rows: hundreds
+to thousands of iterations): once the gap is met, a check may take instead the first point of
+alternating projections from the iterate whose residuals do
+(:func:`cvxclust.generic.restoration.within_residual`, at most ``polish_rounds`` rounds).
 
 References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
 Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
@@ -62,7 +72,8 @@ from .certificates import (INFEASIBILITY_EVERY, bound_at, contradicting_rows, in
                            optimum_certificate, unboundedness_test, unconstrained_optimum)
 from .spectral_set import SpectralSet, frobenius_norm
 from .state import GenericState
-from .restoration import polished, restore
+from .polishing import PolishedPoints
+from .restoration import restore
 from . import splitting
 from .warm_start import read_warm_start
 
@@ -73,7 +84,7 @@ _TINY = 1e-300
 _REACH = 100.0
 
 
-class GenericSolver(IterativeSolver):
+class GenericSolver(PolishedPoints, IterativeSolver):
     """Solve a problem of the standard form by ADMM with a certified bound; see the module docstring.
 
     Parameters
@@ -114,10 +125,12 @@ class GenericSolver(IterativeSolver):
     -------
     Result
         ``extras``: ``rho``, ``box_multiplier`` (``Lambda``), ``row_multipliers`` (``y``, for the
-        rows left after the splitting is read), ``splitting`` (what the eigendecomposition
-        enforces exactly), ``eigendecompositions``, ``cone_free_iterations``, ``infeasibility``
-        (None, or with status ``"infeasible"`` the certificate: the moves ``box_multiplier`` and
-        ``row_multipliers`` of the multipliers along which the bound of the problem without its
+        rows left after the splitting is read; a row that ties two entries is part of the box and
+        its multiplier part of ``box_multiplier``), ``splitting`` (what the eigendecomposition
+        enforces exactly, and ``tied_entries``, the number of tied positions),
+        ``eigendecompositions``, ``cone_free_iterations``, ``infeasibility`` (None, or with status
+        ``"infeasible"`` the certificate: the moves ``box_multiplier`` and ``row_multipliers`` of
+        the multipliers along which the bound of the problem without its
         objective, ``bound``, is positive; see the module docstring; for two contradicting rows
         :func:`~cvxclust.generic.certificates.contradicting_rows`), ``unboundedness`` (None, or
         with status ``"unbounded"`` :func:`~cvxclust.generic.certificates.recession`'s
@@ -156,7 +169,7 @@ class GenericSolver(IterativeSolver):
         n = form.n
         state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
         finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
-        state.boxed = bool(finite_L.any() or finite_U.any())
+        state.boxed = bool(finite_L.any() or finite_U.any()) or split.ties is not None
         state.L0, state.U0 = np.where(finite_L, form.L, 0.0), np.where(finite_U, form.U, 0.0)
         state.finite_L, state.finite_U = finite_L, finite_U
         start = split.centre if split.centre is not None else np.zeros((n, n))
@@ -240,7 +253,7 @@ class GenericSolver(IterativeSolver):
         return copies
 
     def _project_box(self, state, M):
-        return np.clip(M, state.form.L, state.form.U) if state.boxed else M
+        return state.split.project_box(state.form, M) if state.boxed else M
 
     def _unpack(self, state):
         """The copies (projections of their pre-projection points) and their scaled multipliers."""
@@ -442,41 +455,14 @@ class GenericSolver(IterativeSolver):
                 if relative_gap(restored, best, self.gap_floor) <= self.tol or raw_worst > self.residual_tol:
                     certificate = Certificate(X, fresh, restored, self._own_residuals(state, X, in_s=True),
                                               certificate.figures)
+            elif state.split.ties is not None and self.polish_rounds:
+                certificate = self._within_residual(state, certificate, best)
         return self._judged(certificate)
 
     def _judged(self, certificate: Certificate) -> Certificate:
         if not getattr(self.relaxation, "judged_by_standard_form", False):
             certificate.objective = None  # a relaxation other than the plain problem judges with its own
         return certificate
-
-    # -- the exactly feasible point ---------------------------------------------------------------
-    @staticmethod
-    def _excess(state, objective: float, reference: float) -> float:
-        """How much worse ``objective`` is than ``reference``, relative (negative: better)."""
-        excess = objective - reference if state.form.sense == "minimize" else reference - objective
-        return excess / max(abs(objective), abs(reference), _TINY)
-
-    def _keep(self, state, X: np.ndarray, objective: float) -> None:
-        if state.feasible is None or self._excess(state, objective, state.feasible[1]) < 0:
-            state.feasible = (X, objective)
-
-    def _polish(self, state, Z: np.ndarray, iterate_objective: float, bound: float) -> float:
-        """Restore the rounds of :func:`~cvxclust.generic.restoration.polished` from the iterate Z
-        while they gain; keep the best; return its objective.  Stops when a point passes the gap
-        test, a round gains less than ``tol / 10`` or loses (each round removes violation but
-        moves away from Z), or after ``polish_rounds`` rounds."""
-        form, best = state.form, None
-        for r, X in enumerate(polished(form, state.split, Z), start=1):
-            objective = form.objective(X)
-            if best is not None and self._excess(state, objective, best) >= -0.1 * self.tol:
-                break
-            best = objective
-            self._keep(state, X, objective)
-            if relative_gap(objective, bound, self.gap_floor) <= self.tol or r == self.polish_rounds:
-                break
-        if best is not None:
-            state.last_polish = (state.r_primal, self._excess(state, best, iterate_objective))
-        return np.nan if best is None else best
 
     def extras(self, state):
         Lam = self._box_multiplier(state)

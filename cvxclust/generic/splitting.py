@@ -1,6 +1,7 @@
 """What the generic solver reads off a standard form before it iterates: the constraints an
 eigendecomposition can enforce exactly (common row sums, the trace, an implied trace or trace
-bound), the rows left for the splitting, and a strictly feasible centre ``a 11^T + b I``."""
+bound), the rows that tie two entries (taken into the box, :mod:`cvxclust.generic.ties`), the
+rows left for the splitting, and a strictly feasible centre ``a 11^T + b I``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from scipy.optimize import linprog
 from .spectral_set import SpectralSet
 from .expression_form import row_sums_matrix
 from .standard_form import StandardForm
+from .ties import TiedEntries, tied_rows
 
 __all__ = ["Splitting", "split"]
 
@@ -24,8 +26,9 @@ _SAME = 1e-10
 class Splitting:
     """The split of a standard form: ``spectral`` (the set projected onto by one
     eigendecomposition), the remaining rows ``A``, ``lo``, ``hi`` (equalities first, ``n_eq`` of
-    them), and ``centre``, a point of the form ``a 11^T + b I`` feasible for every constraint
-    (None when that family has none)."""
+    them), ``ties`` (the entries rows hold equal, enforced with the box; None where no row ties
+    two entries), and ``centre``, a point of the form ``a 11^T + b I`` feasible for every
+    constraint (None when that family has none)."""
 
     spectral: SpectralSet
     A: sp.csr_matrix
@@ -37,6 +40,11 @@ class Splitting:
     #: the feasible point ``a 11^T + b I`` deepest in the p.s.d. cone (largest smallest
     #: eigenvalue), a partner of a restoration that has already repaired the box off the diagonal
     psd_centre: np.ndarray | None = None
+    ties: TiedEntries | None = None
+
+    def project_box(self, form: StandardForm, M: np.ndarray) -> np.ndarray:
+        """The projection of the symmetric M onto the box of ``form`` with the ties."""
+        return np.clip(M, form.L, form.U) if self.ties is None else self.ties.project(M, form.L, form.U)
 
 
 def split(form: StandardForm, *, partial: bool = True) -> Splitting:
@@ -45,6 +53,9 @@ def split(form: StandardForm, *, partial: bool = True) -> Splitting:
     keep = np.ones(form.m, dtype=bool)
     absorbed = {}
     beta, rows = _common_row_sums(form)
+    if beta is None and form.psd:
+        rows = _zero_total(form)
+        beta = None if rows is None else 0.0
     row_sums = beta
     if beta is not None and (beta >= 0 or not form.psd):
         keep[rows] = False
@@ -72,13 +83,26 @@ def split(form: StandardForm, *, partial: bool = True) -> Splitting:
             if trace_max is not None:
                 absorbed["trace_bound"] = trace_max
     spectral = SpectralSet(n, psd=form.psd, beta=beta, trace=trace, trace_max=trace_max, partial=partial)
-    A, lo, hi = A[keep], lo[keep], hi[keep]
-    order = np.argsort(lo != hi, kind="stable")  # equalities first
-    A, lo, hi = A[order], lo[order], hi[order]
+    A_kept, lo_kept, hi_kept = _equalities_first(A, lo, hi, keep)
+    # the centre meets the ties too: found before they leave the rows
+    centre = _centre(form, spectral, A_kept, lo_kept, hi_kept)
+    deepest = _centre(form, spectral, A_kept, lo_kept, hi_kept, deepest=True) \
+        if form.psd and centre is not None else None
+    rows, ties = tied_rows(sp.csr_matrix(A), lo, hi, np.flatnonzero(keep), form.L, form.U)
+    if ties is not None:
+        keep[rows] = False
+        absorbed["tied_entries"] = int(ties.positions.size)
+        A_kept, lo_kept, hi_kept = _equalities_first(A, lo, hi, keep)
+    A, lo, hi = A_kept, lo_kept, hi_kept
     n_eq = int(np.sum(lo == hi))
-    centre = _centre(form, spectral, A, lo, hi)
-    deepest = _centre(form, spectral, A, lo, hi, deepest=True) if form.psd and centre is not None else None
-    return Splitting(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest)
+    return Splitting(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest, ties)
+
+
+def _equalities_first(A, lo, hi, keep):
+    """The kept rows, equalities first."""
+    A, lo, hi = A[keep], lo[keep], hi[keep]
+    order = np.argsort(lo != hi, kind="stable")
+    return A[order], lo[order], hi[order]
 
 
 def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
@@ -137,6 +161,19 @@ def _common_row_sums(form: StandardForm):
     if np.abs(values - beta).max() > _SAME * max(abs(beta), 1.0):
         return None, None
     return beta, rows
+
+
+def _zero_total(form: StandardForm):
+    """``[row]`` for an equality row ``a 1^T X 1 = 0``, else None: under ``X >> 0`` it states
+    ``X 1 = 0`` (``1^T X 1 = ||X^{1/2} 1||^2``), row sums the eigendecomposition enforces (the
+    minimum bisection's ``sum(X) == 0``)."""
+    n, A = form.n, form.A
+    count = np.diff(A.indptr)
+    for r in np.flatnonzero((form.lo == 0) & (form.hi == 0) & (count == n * n)):
+        data = A.data[A.indptr[r]:A.indptr[r + 1]]
+        if np.abs(data - data[0]).max() <= _SAME * abs(data[0]):
+            return [r]
+    return None
 
 
 def _trace_row(A, lo, hi, keep, n):
