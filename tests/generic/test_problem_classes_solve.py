@@ -75,9 +75,6 @@ METHODS = [m for m in CvxpyRelaxation.methods() if m != "reference"] + ["auto"]
 #: (class, method that runs) -> the instances (None: all) on which it cannot certify the class in
 #: the default max_iter (20000), and why
 KNOWN_LIMITS = {
-    ("min_bisection", "generic"): (None, "min_bisection, generic: the ADMM stops at max_iter with a gap near "
-                                         "3e-4 and residuals near 2e-6 (sum(X) == 0 with X >> 0 forces X 1 = 0: "
-                                         "no strictly feasible point)"),
     ("correlation_clustering", "generic"): ({(24, 1)}, "correlation_clustering n = 24 seed 1, generic: the ADMM's "
                                                        "residual stalls near 1e-7 (certified at residual_tol 1e-6 "
                                                        "after about 6000 iterations)"),
