@@ -27,7 +27,7 @@ def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
     reason it is not one."""
     if form.c <= 0:
         return None, "the objective has no squared Frobenius term (c = 0)"
-    split = splitting.split(form, partial=False)
+    split = splitting.outline(form)  # the centre's coefficients alone: no eigendecomposition
     spectral = split.spectral
     if split.A.shape[0]:
         return None, (f"{split.A.shape[0]} constraint rows are neither bounds, common row sums nor the trace "

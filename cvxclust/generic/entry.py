@@ -130,12 +130,13 @@ class CvxpyRelaxation(Relaxation):
         there, and unlike the objective it does not vanish by cancellation (a graph Laplacian's
         objective is 0 at ``11^T``), which would leave a zero optimum without a floor."""
         if self._objective_scale is None:
-            from .splitting import split
+            from .splitting import outline
 
             form = self.standard_form()
             dual = equality_form(form)[0]
-            # equalities alone: the centre in closed form (the splitting projects it: eigendecompositions)
-            centre = dual.centre() if dual is not None else split(form, partial=False).centre
+            # equalities alone: the centre in closed form; otherwise the linear programs' centre (a
+            # magnitude: not projected onto the spectral set, which would take eigendecompositions)
+            centre = dual.centre() if dual is not None else outline(form).centre
             self._objective_scale = 0.0
             if centre is not None:
                 size = float(np.linalg.norm(centre))

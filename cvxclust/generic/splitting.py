@@ -14,7 +14,7 @@ from .spectral_set import SpectralSet
 from .expression_form import row_sums_matrix
 from .standard_form import StandardForm
 
-__all__ = ["Splitting", "split"]
+__all__ = ["Splitting", "outline", "split"]
 
 # relative accuracy at which two coefficients are the same number
 _SAME = 1e-10
@@ -39,8 +39,13 @@ class Splitting:
     psd_centre: np.ndarray | None = None
 
 
-def split(form: StandardForm, *, partial: bool = True) -> Splitting:
-    """Split ``form`` (see the module docstring)."""
+def split(form: StandardForm, *, partial: bool = True, project_centre: bool = True) -> Splitting:
+    """Split ``form`` (see the module docstring).
+
+    ``project_centre=False`` leaves the centres as the linear programs give them, ``a 11^T + b I``
+    with the equalities held to the programs' tolerance, instead of projecting them onto the set
+    S (two eigendecompositions with ``X >> 0``): enough where only their coefficients are read.
+    """
     n, A, lo, hi = form.n, form.A, form.lo, form.hi
     keep = np.ones(form.m, dtype=bool)
     absorbed = {}
@@ -76,8 +81,9 @@ def split(form: StandardForm, *, partial: bool = True) -> Splitting:
     order = np.argsort(lo != hi, kind="stable")  # equalities first
     A, lo, hi = A[order], lo[order], hi[order]
     n_eq = int(np.sum(lo == hi))
-    centre = _centre(form, spectral, A, lo, hi)
-    deepest = _centre(form, spectral, A, lo, hi, deepest=True) if form.psd and centre is not None else None
+    centre = _centre(form, spectral, A, lo, hi, project=project_centre)
+    deepest = _centre(form, spectral, A, lo, hi, deepest=True, project=project_centre) \
+        if form.psd and centre is not None else None
     return Splitting(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest)
 
 
@@ -174,7 +180,17 @@ def _implied_trace(A, lo, hi, n):
     return float(w @ lo[equality])
 
 
-def _centre(form, spectral, A, lo, hi, deepest: bool = False):
+def outline(form: StandardForm) -> Splitting:
+    """``split(form, partial=False, project_centre=False)``, computed once per standard form (no
+    eigendecomposition): what the choice of a method and the dual Newton method read of the
+    split.  Its spectral set is for reading (a solver splits the form itself, so that its
+    counts of eigendecompositions are its own)."""
+    if getattr(form, "_outline", None) is None:
+        form._outline = split(form, partial=False, project_centre=False)
+    return form._outline
+
+
+def _centre(form, spectral, A, lo, hi, deepest: bool = False, project: bool = True):
     """The point ``a 11^T + b I`` with the largest margin to every inequality (equalities held),
     or with ``deepest`` the largest smallest eigenvalue ``min(b, b + n a)``, by a linear program
     in (a, b); None when no point of that form is feasible."""
@@ -214,6 +230,22 @@ def _centre(form, spectral, A, lo, hi, deepest: bool = False):
     if result.status != 0:
         return None
     a, b, _ = result.x
+    if not project:
+        a, b = _on_equalities(spectral, a, b)
     centre = a * np.ones((n, n)) + b * np.eye(n)
     # the linear program holds equalities to its tolerance; the projection holds S's exactly
-    return centre if spectral.trivial else spectral.project(centre)
+    return centre if spectral.trivial or not project else spectral.project(centre)
+
+
+def _on_equalities(spectral, a: float, b: float) -> tuple[float, float]:
+    """``(a, b)`` moved onto the row sums and the trace S fixes (``n a + b = beta``, ``n (a + b) =
+    t``), which the linear program holds only to its tolerance."""
+    n, beta, trace = spectral.n, spectral.beta, spectral.trace
+    if beta is not None and trace is not None and n > 1:
+        b = (trace - beta) / (n - 1)
+        return (beta - b) / n, b
+    if beta is not None:
+        return a, beta - n * a
+    if trace is not None:
+        return a, trace / n - a
+    return a, b
