@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .spectral_set import SpectralSet
-from .expression_form import row_sums_matrix
+from .compact import row_sums_matrix
 from .standard_form import StandardForm
 
 __all__ = ["Splitting", "outline", "split"]
@@ -46,7 +46,7 @@ def split(form: StandardForm, *, partial: bool = True, project_centre: bool = Tr
     with the equalities held to the programs' tolerance, instead of projecting them onto the set
     S (two eigendecompositions with ``X >> 0``): enough where only their coefficients are read.
     """
-    n, A, lo, hi = form.n, form.A, form.lo, form.hi
+    n, lo, hi = form.n, form.lo, form.hi
     keep = np.ones(form.m, dtype=bool)
     absorbed = {}
     beta, rows = _common_row_sums(form)
@@ -56,13 +56,14 @@ def split(form: StandardForm, *, partial: bool = True, project_centre: bool = Tr
         absorbed["row_sums"] = beta
     else:
         beta = None
-    trace, trace_max, row = _trace_row(A, lo, hi, keep, n)
+    sparse, where = form.rows.sparse_part()  # a row of the trace is in a sparse block
+    trace, trace_max, row = _trace_row(sparse, lo[where], hi[where], keep[where], n)
     _check_consistent(form, row_sums, trace, trace_max)
     if row is not None:
-        keep[row] = False
+        keep[where[row]] = False
         absorbed["trace"] = trace if trace is not None else trace_max
     if form.psd and trace is None and form.c == 0:
-        implied = _implied_trace(A, lo, hi, n)
+        implied = _implied_trace(form)
         if implied is not None:
             trace, trace_max = implied, None
             absorbed["implied_trace"] = implied
@@ -77,7 +78,7 @@ def split(form: StandardForm, *, partial: bool = True, project_centre: bool = Tr
             if trace_max is not None:
                 absorbed["trace_bound"] = trace_max
     spectral = SpectralSet(n, psd=form.psd, beta=beta, trace=trace, trace_max=trace_max, partial=partial)
-    A, lo, hi = A[keep], lo[keep], hi[keep]
+    A, lo, hi = form.rows.select(keep).tocsr(), lo[keep], hi[keep]
     order = np.argsort(lo != hi, kind="stable")  # equalities first
     A, lo, hi = A[order], lo[order], hi[order]
     n_eq = int(np.sum(lo == hi))
@@ -121,10 +122,17 @@ def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
 
 def _common_row_sums(form: StandardForm):
     """``(beta, rows)`` when equality rows state ``X 1 = beta 1`` (each row once), else ``(None, None)``."""
-    n, A, lo, hi = form.n, form.A, form.lo, form.hi
+    n, lo, hi = form.n, form.lo, form.hi
     equality = np.flatnonzero(lo == hi)
     if equality.size < n:
         return None, None
+    sparse, where = form.rows.sparse_part()
+    if not np.any(np.diff(sparse.indptr)[lo[where] == hi[where]] == 2 * n - 1):
+        # no sparse equality row has the 2 n - 1 entries of a row sum: those read as row sums are all
+        I, coef, rows = form.rows.row_sums()
+        held = lo[rows] == hi[rows]
+        return _common(n, I[held], rows[held], lo[rows[held]] / coef[held])
+    A = form.A
     E = A[equality]
     D = E[:, np.arange(n) * (n + 1)].tocsr()
     one = np.diff(D.indptr) == 1
@@ -136,7 +144,12 @@ def _common_row_sums(form: StandardForm):
     R = row_sums_matrix(np.arange(n), np.ones(n), n)  # the symmetrised row sums, built by index arithmetic
     difference = A[candidates] - sp.diags(a) @ R[i]
     match = np.asarray(abs(difference).max(axis=1).todense()).ravel() <= _SAME * np.abs(a)
-    i, rows, values = i[match], candidates[match], lo[candidates[match]] / a[match]
+    return _common(n, i[match], candidates[match], lo[candidates[match]] / a[match])
+
+
+def _common(n: int, i: np.ndarray, rows: np.ndarray, values: np.ndarray):
+    """``(beta, rows)`` when the row sums ``values`` of the rows ``rows`` (of indices ``i``) are
+    those of every index once, all equal to beta; else ``(None, None)``."""
     if np.unique(i).size != n or i.size != n:
         return None, None
     beta = float(values[0])
@@ -164,13 +177,14 @@ def _trace_row(A, lo, hi, keep, n):
     return None, None, None
 
 
-def _implied_trace(A, lo, hi, n):
+def _implied_trace(form: StandardForm):
     """``tr X`` when the equality rows fix it (the identity is a combination of their
     coefficients), else None; checked by least squares on the rows' Gram matrix."""
+    n, lo, hi = form.n, form.lo, form.hi
     equality = lo == hi
     if not equality.any() or equality.sum() > 4000:
         return None
-    E = A[equality]
+    E = form.rows.select(equality).tocsr()
     identity = np.zeros(n * n)
     identity[np.arange(n) * (n + 1)] = 1.0
     gram = (E @ E.T).toarray()
