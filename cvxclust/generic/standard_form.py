@@ -143,9 +143,13 @@ class StandardForm:
         scale = max(float(np.abs(X).max()), 1e-300)
         res = {"symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300))}
         S = (X + X.T) / 2
-        if np.isfinite(self.L).any() or np.isfinite(self.U).any():
-            violation = np.maximum(self.L - S, S - self.U)
-            res["bounds"] = float(max((violation / np.maximum(self.bound_sizes, scale)).max(), 0.0))
+        lower, upper = np.isfinite(self.L).any(), np.isfinite(self.U).any()
+        if lower or upper:  # the side without a finite bound violates nothing: not computed
+            violation = self.L - S if lower else S - self.U
+            if lower and upper:
+                np.maximum(violation, S - self.U, out=violation)
+            violation /= np.maximum(self.bound_sizes, scale)
+            res["bounds"] = float(max(violation.max(), 0.0))
         if self.m:
             values = self.row_values(S)
             below, above = self.lo - values, values - self.hi
