@@ -151,8 +151,9 @@ def statement_markdown(rows: list[dict]) -> str:
               "solve (s)", "iterations own / statement", "Newton steps", "eigendecompositions", "rel. objective diff.",
               "rel. distance of X", "status own / statement"]
     return markdown_table(header, [
-        [r["n"], r["data"], fmt(r.get("own_time"), ".2f"), fmt(r.get("statement_time"), ".2f"), fmt(r.get("ratio"), ".2f"),
-         fmt(r.get("read_time"), ".3f"), fmt(r.get("choice_time"), ".3f"), fmt(r.get("solve_time"), ".2f"),
+        [r["n"], r["data"], fmt(r.get("own_time"), ".2f"), fmt(r.get("statement_time"), ".2f"),
+         fmt(r.get("ratio"), ".2f"), fmt(r.get("read_time"), ".3f"), fmt(r.get("choice_time"), ".3f"),
+         fmt(r.get("solve_time"), ".2f"),
          f"{r.get('own_iterations', '–')} / {r.get('statement_iterations', '–')}",
          f"{r.get('own_newton', '–')} / {r.get('statement_newton', '–')}",
          f"{r.get('own_eigh', '–')} / {r.get('statement_eigh', '–')}", fmt(r.get("objective_difference"), ".1e"),

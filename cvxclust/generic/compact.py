@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Bound", "RowSumsBlock", "Rows", "constant_bound", "held_bytes", "row_sums_matrix", "stack_rows"]
+__all__ = ["Bound", "RowSumsBlock", "Rows", "constant_bound", "held_bytes", "off_and_diagonal", "row_sums_matrix",
+           "stack_rows"]
 
 
 def constant_bound(off: float, diagonal: float, n: int) -> np.ndarray:
@@ -36,6 +37,15 @@ def held_bytes(array: np.ndarray) -> int:
         base = array.base
         array = base if isinstance(base, np.ndarray) else base.base  # as_strided's interface object
     return array.nbytes
+
+
+def off_and_diagonal(M: np.ndarray) -> tuple[float, float] | None:
+    """``(off, diagonal)`` of a :func:`constant_bound` view (the numbers off and on its diagonal),
+    None for any other array."""
+    n = M.shape[0]
+    if M.ndim != 2 or n < 2 or M.strides != (-M.itemsize, M.itemsize) or M.flags.writeable:
+        return None
+    return float(M[0, 1]), float(M[0, 0])
 
 
 class Bound:

@@ -16,7 +16,7 @@ from .._progress import call_clock
 from .._relaxation import Relaxation
 from ..result import Result
 from .certificates import contradicting_rows
-from .dual_newton import GenericDualNewton, nearest_point_form
+from .dual_newton import GenericDualNewton, nearest_point_reason
 from .newton import GenericNewton, equality_form
 from .solver import GenericSolver
 from .standard_form import standard_form
@@ -46,13 +46,13 @@ def choose_method(form) -> tuple[str, str]:
     if dual is not None:
         return "newton", "squared Frobenius objective, X >> 0 and affine equalities only: newton"
     try:
-        point, reason = nearest_point_form(form)
+        reason = nearest_point_reason(form)
     except ValueError as error:  # the splitting's own checks: the generic solver says it again
-        point, reason = None, str(error)
-    if point is not None and not np.isfinite(form.U).any():
+        reason = str(error)
+    if not reason and not np.isfinite(form.U).any():
         return "dual-newton", (f"nearest-point problem with no upper bound, not of newton's kind ({why_not}): "
                                "dual-newton")
-    if point is not None:
+    if not reason:
         reason = "its upper bounds slow the dual Newton's gradient on the cone down"
     return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
 
@@ -105,7 +105,7 @@ class CvxpyRelaxation(Relaxation):
         (:func:`~cvxclust.generic.nearest_point_form`) and ``"newton"`` where its constraints are
         ``X >> 0`` and affine equalities (:func:`~cvxclust.generic.equality_form`)."""
         methods = super().scalable_methods()
-        if nearest_point_form(self.standard_form())[0] is None:
+        if nearest_point_reason(self.standard_form()):
             methods.remove("dual-newton")
         if equality_form(self.standard_form())[0] is None:
             methods.remove("newton")

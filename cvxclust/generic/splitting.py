@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .spectral_set import SpectralSet
-from .compact import row_sums_matrix
+from .compact import off_and_diagonal, row_sums_matrix
 from .standard_form import StandardForm
 
 __all__ = ["Splitting", "outline", "split"]
@@ -71,8 +71,7 @@ def split(form: StandardForm, *, partial: bool = True, project_centre: bool = Tr
             caps = [trace_max] if trace_max is not None else []
             if np.isfinite(np.diag(form.U)).all():
                 caps.append(float(np.diag(form.U).sum()))
-            off_diagonal = ~np.eye(n, dtype=bool)
-            if beta is not None and (form.L[off_diagonal] >= 0).all():
+            if beta is not None and _off_diagonal(form.L, np.min) >= 0:
                 caps.append(n * beta)  # X >= 0 and X 1 = beta 1 give X_ii <= beta
             trace_max = min(caps) if caps else None
             if trace_max is not None:
@@ -94,7 +93,7 @@ def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
     iteration limit: ``X >> 0`` needs ``X_ii >= 0``, ``1^T X 1 >= 0`` and, with ``X 1 = beta 1``,
     ``X_ii >= beta / n`` (Cauchy-Schwarz), so ``tr X >= beta``; ``X >= 0`` off the diagonal with
     the row sums gives ``X_ii <= beta``."""
-    n, off_diagonal = form.n, ~np.eye(form.n, dtype=bool)
+    n = form.n
     lower, upper = np.diag(form.L), np.diag(form.U)
     if form.psd and upper.min() < 0:
         i = int(np.argmin(upper))
@@ -105,7 +104,7 @@ def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
     if form.psd:
         least.append((0.0 if beta is None else beta, "X >> 0" if beta is None else "X >> 0 and the row sums"))
     most = [(float(upper.sum()), "the bounds on the diagonal")]
-    if beta is not None and n > 1 and (form.L[off_diagonal] >= 0).all():
+    if beta is not None and n > 1 and _off_diagonal(form.L, np.min) >= 0:
         most.append((n * beta, "X >= 0 off the diagonal and the row sums"))
     low, why_low = max(least)
     high, why_high = min(most)
@@ -210,9 +209,8 @@ def _centre(form, spectral, A, lo, hi, deepest: bool = False, project: bool = Tr
     in (a, b); None when no point of that form is feasible."""
     n = form.n
     rows = list(spectral.centre_family())
-    off = ~np.eye(n, dtype=bool)
     if n > 1:
-        rows.append((1.0, 0.0, float(form.L[off].max()), float(form.U[off].min())))
+        rows.append((1.0, 0.0, _off_diagonal(form.L, np.max), _off_diagonal(form.U, np.min)))
     rows.append((1.0, 1.0, float(np.diag(form.L).max()), float(np.diag(form.U).min())))
     if A.shape[0]:
         total = np.asarray(A.sum(axis=1)).ravel()
@@ -246,9 +244,19 @@ def _centre(form, spectral, A, lo, hi, deepest: bool = False, project: bool = Tr
     a, b, _ = result.x
     if not project:
         a, b = _on_equalities(spectral, a, b)
-    centre = a * np.ones((n, n)) + b * np.eye(n)
+    centre = np.full((n, n), a)
+    centre[np.diag_indices(n)] += b
     # the linear program holds equalities to its tolerance; the projection holds S's exactly
     return centre if spectral.trivial or not project else spectral.project(centre)
+
+
+def _off_diagonal(M: np.ndarray, reduce) -> float:
+    """``reduce`` (``np.max`` or ``np.min``) of the entries of the ``n x n`` M off its diagonal, n > 1
+    (of the two numbers of a bound that is one number off the diagonal)."""
+    parts = off_and_diagonal(M)
+    if parts is not None:
+        return parts[0]
+    return float(reduce(M, where=~np.eye(M.shape[0], dtype=bool), initial=np.inf if reduce is np.min else -np.inf))
 
 
 def _on_equalities(spectral, a: float, b: float) -> tuple[float, float]:

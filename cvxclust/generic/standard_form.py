@@ -192,7 +192,7 @@ def standard_form(problem) -> StandardForm:
         raise TypeError(f"problem must be a cvxpy.Problem, got {type(problem).__name__}")
     X = _the_variable(problem)
     for where, expr in [("the objective", problem.objective.expr),
-                        *((f"constraint {i} ({c})", c) for i, c in enumerate(problem.constraints))]:
+                        *((_ConstraintName(i, c), c) for i, c in enumerate(problem.constraints))]:
         if _has_complex_part(expr):
             raise ValueError(f"{where} has complex data or expressions: the class is over real symmetric matrices")
     n = X.shape[0]

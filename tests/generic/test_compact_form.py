@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 
 import cvxclust
 from cvxclust.generic import CvxpyRelaxation, expression_reader, standard_form
-from cvxclust.generic.compact import RowSumsBlock, Rows, constant_bound
+from cvxclust.generic.compact import RowSumsBlock, Rows, constant_bound, off_and_diagonal
 from cvxclust.kernels import rbf
 from cvxclust.ssc import FrobeniusPSD, PengWei
 
@@ -47,6 +47,14 @@ def test_constant_bound_is_the_dense_matrix(n):
     np.testing.assert_array_equal(view, expected)
     np.testing.assert_array_equal(view.T, expected)
     np.testing.assert_array_equal(np.diag(view), np.full(n, 3.5))
+
+
+def test_the_two_numbers_are_read_back_from_a_compact_bound_only():
+    assert off_and_diagonal(constant_bound(-2.0, 3.5, 5)) == (-2.0, 3.5)
+    dense = np.array(constant_bound(-2.0, 3.5, 5))
+    assert off_and_diagonal(dense) is None
+    dense.flags.writeable = False
+    assert off_and_diagonal(dense) is None and off_and_diagonal(dense[::-1]) is None
 
 
 @pytest.mark.parametrize("spelling", ["trace", "multiply"])
