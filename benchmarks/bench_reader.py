@@ -15,8 +15,9 @@ small statement, so that imports are not timed.  "time": wall seconds of ``stand
 "in eigh": that time over one full ``numpy.linalg.eigh`` of the same order timed in the same run.
 "above inputs": the peak resident memory during the read (the high-water mark reset just before
 it, ``/proc/self/clear_refs``) less the memory held once the kernel and the problem are built, in
-MB and in copies of an n x n float matrix (8 n^2 bytes); "output": the size of the standard form
-read (C, L, U and the rows' sparse matrix), in the same copies.  Writes
+MB and in copies of an n x n float matrix (8 n^2 bytes); "output": the memory the standard form
+read holds (``StandardForm.nbytes``: C, the bounds, the rows as they are kept, the row sums as
+their indices), in the same copies.  Writes
 ``benchmarks/results/reader.{md,json}``.
 """
 
@@ -76,10 +77,8 @@ def read_case(n: int, spelling: str, method: str, k: int) -> dict:
     seconds = time.perf_counter() - start
     above = (_memory_kb("VmHWM") - before) / 1024 if reset else float("nan")
     matrix = 8.0 * n * n
-    output = form.C.nbytes + form.L.nbytes + form.U.nbytes + form.A.data.nbytes + form.A.indices.nbytes \
-        + form.A.indptr.nbytes
     return {"time": seconds, "above_inputs_mb": above, "above_inputs_copies": above * 2**20 / matrix,
-            "output_copies": output / matrix, "rows": form.m, "nnz": form.A.nnz, "status": "ok"}
+            "output_copies": form.nbytes / matrix, "rows": form.m, "nnz": form.rows.nnz, "status": "ok"}
 
 
 def markdown(rows: list[dict]) -> str:

@@ -6,6 +6,7 @@ LD-SSC1/LD-SSC2, cvxpy+SCS and cvxpy+Clarabel (digits, rbf with the median width
     python benchmarks/bench_ssc.py --data blobs --sizes --big 2000 --tol 1e-6 --name ssc_speed_blobs_2000
     python benchmarks/bench_ssc.py --data blobs --sizes 500 --methods dual-newton admm scs \
         --big 1000 2000 5000 10000 --tol 1e-4 --name ssc_scaling_blobs
+    python benchmarks/bench_ssc.py --statement --sizes 500 1000 --tol 1e-6      # cvxpy statement vs own solver
 
 Each (n, method) runs in its own process (:func:`_harness.run_case`: its peak resident memory
 is its own; a run that exceeds ``--timeout`` is killed and reported as such).  Beside every size
@@ -15,6 +16,10 @@ is a solve time in units of that eigendecomposition.  Writes
 images; n = 2000 adds one-pixel-shifted copies (see :func:`cvxclust.datasets.load_dataset`).
 ``--data blobs`` draws n points from 8 isotropic Gaussian blobs in the plane
 (``sklearn.datasets.make_blobs(n, centers=8, random_state=0)``) instead.
+
+``--statement`` runs another case, "cvxpy statement vs own solver" (:func:`statement_case`), on
+blobs and digits: ``cvxclust.solve(FrobeniusPSD(K).problem())`` against ``FrobeniusPSD(K).solve()``
+with the same ``tol``, in the same process; writes ``benchmarks/results/ssc_statement.{md,json}``.
 """
 
 from __future__ import annotations
@@ -73,6 +78,115 @@ def solve_case(n: int, name: str, time_limit: float, save: str | None, data: str
     return {"time": result.time, "objective": result.objective, "dual_bound": result.dual_bound,
             "relative_gap": result.relative_gap, "max_residual": result.max_residual, "status": result.status,
             "iterations": result.iterations}
+
+
+def _count_eigendecompositions() -> dict:
+    """Count the calls of every eigendecomposition routine the solvers use (numpy's and scipy's)
+    from now on in this process: full, partial (by index) and eigenvalues alone alike."""
+    import scipy.linalg
+
+    counts = {"eigh": 0}
+    for module, name in ((np.linalg, "eigh"), (np.linalg, "eigvalsh"), (scipy.linalg, "eigh")):
+        def counted(*args, _original=getattr(module, name), **kwargs):
+            counts["eigh"] += 1
+            return _original(*args, **kwargs)
+
+        setattr(module, name, counted)
+    return counts
+
+
+def statement_case(n: int, data: str, tol: float, repeat: int) -> dict:
+    """SSC (7) on n points of ``data``, stated in cvxpy and solved by ``cvxclust.solve`` (method
+    ``"auto"``), against ``FrobeniusPSD(K).solve()``, both with ``tol = residual_tol = tol``: the
+    least wall time of ``repeat`` runs of each, in turn, the problem and the relaxation built
+    before the clock; then one more run of the statement timed by stage (reading, the method's
+    choice with the split it reads, the solve, which ends with the final checks), and one of
+    each counting the eigendecompositions (:func:`_count_eigendecompositions`)."""
+    import time
+
+    import cvxclust
+    from cvxclust.generic import CvxpyRelaxation, choose_method
+    from cvxclust.kernels import rbf
+    from cvxclust.ssc import FrobeniusPSD
+
+    K = rbf(points(data, n))
+    relaxation, problem = FrobeniusPSD(K), FrobeniusPSD(K).problem()
+    options = {"tol": tol, "residual_tol": tol}
+    best = {"own": np.inf, "statement": np.inf}
+    runs = {"own": lambda: relaxation.solve(**options), "statement": lambda: cvxclust.solve(problem, **options)}
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeat):
+            for name, run in runs.items():
+                start = time.perf_counter()
+                results[name] = run()
+                best[name] = min(best[name], time.perf_counter() - start)
+        stages, start = {}, time.perf_counter()
+        generic = CvxpyRelaxation(problem)
+        stages["read"] = time.perf_counter() - start
+        method, _ = choose_method(generic.standard_form())
+        stages["choice"] = time.perf_counter() - start - stages["read"]
+        generic.solve(method, **options)
+        stages["solve"] = time.perf_counter() - start - stages["read"] - stages["choice"]
+        counts, eigh = _count_eigendecompositions(), {}
+        for name, run in runs.items():
+            counts["eigh"] = 0
+            run()
+            eigh[name] = counts["eigh"]
+    own, statement = results["own"], results["statement"]
+    return {"own_time": best["own"], "statement_time": best["statement"], "ratio": best["statement"] / best["own"],
+            "read_time": stages["read"], "choice_time": stages["choice"], "solve_time": stages["solve"],
+            "method": statement.method, "own_iterations": own.iterations, "statement_iterations": statement.iterations,
+            "own_newton": own.extras.get("newton_iterations"),
+            "statement_newton": statement.extras.get("newton_iterations"),
+            "own_eigh": eigh["own"], "statement_eigh": eigh["statement"],
+            "objective_difference": abs(statement.objective - own.objective) / abs(own.objective),
+            "distance": float(np.linalg.norm(statement.X - own.X) / np.linalg.norm(own.X)),
+            "status": f"{own.status} / {statement.status}"}
+
+
+def statement_markdown(rows: list[dict]) -> str:
+    header = ["n", "data", "own solve (s)", "statement (s)", "statement / own", "read (s)", "choice (s)",
+              "solve (s)", "iterations own / statement", "Newton steps", "eigendecompositions", "rel. objective diff.",
+              "rel. distance of X", "status own / statement"]
+    return markdown_table(header, [
+        [r["n"], r["data"], fmt(r.get("own_time"), ".2f"), fmt(r.get("statement_time"), ".2f"),
+         fmt(r.get("ratio"), ".2f"), fmt(r.get("read_time"), ".3f"), fmt(r.get("choice_time"), ".3f"),
+         fmt(r.get("solve_time"), ".2f"),
+         f"{r.get('own_iterations', '–')} / {r.get('statement_iterations', '–')}",
+         f"{r.get('own_newton', '–')} / {r.get('statement_newton', '–')}",
+         f"{r.get('own_eigh', '–')} / {r.get('statement_eigh', '–')}", fmt(r.get("objective_difference"), ".1e"),
+         fmt(r.get("distance"), ".1e"), r["status"]] for r in rows])
+
+
+def statement_main(args, env) -> int:
+    """``--statement``: :func:`statement_case` for every size, on blobs and digits."""
+    rows = []
+    for data in ("blobs", "digits"):
+        for n in args.sizes:
+            rows.append(run_case(__file__, "statement_case", n, data, args.tol, args.repeat, timeout=args.timeout,
+                                 threads=args.threads, row={"n": n, "data": data}))
+            print(f"n={n} {data}: {fmt(rows[-1].get('ratio'), '.2f')} x, {rows[-1]['status']}", file=sys.stderr,
+                  flush=True)
+    description = (
+        "SSC (7) stated in cvxpy (``FrobeniusPSD(K).problem()``) and solved by ``cvxclust.solve`` (method "
+        "``\"auto\"``, which runs the dual Newton method), against the package's own solver "
+        f"``FrobeniusPSD(K).solve()``, both with tol = residual_tol = {args.tol:g}, on the rbf kernel (median "
+        "width) of n points of 8 Gaussian blobs in the plane or of digits; "
+        f"{'one BLAS thread' if args.threads == 1 else f'BLAS threads: {args.threads}'}. Both run in the same "
+        f"process, in turn, {args.repeat} times each; the times are the least (wall seconds of the call, the "
+        "problem and the relaxation built before). 'read', 'choice', 'solve': one more run of the statement timed "
+        "by stage (reading it into the standard form; choosing the method, with the split of the form it reads; "
+        "the solve, its final checks included). 'eigendecompositions': the calls of numpy's and scipy's "
+        "eigendecomposition routines (full, partial, eigenvalues alone) in one more run of each. 'rel. objective "
+        "diff.' and 'rel. distance of X': between the two results."
+    )
+    table = statement_markdown(rows)
+    write_results(args.out, args.name or "ssc_statement", "SSC (7): the cvxpy statement against the package's own "
+                  "solver", description, table, {"options": options_record(args), "rows": rows}, env)
+    print(table)
+    return 0
 
 
 def compare(rows: list[dict], eigh: dict, saved: str) -> None:
@@ -139,9 +253,16 @@ def main(argv=None) -> int:
     parser.add_argument("--tol", type=float, default=1e-7,
                         help="tol and residual_tol of the scalable solvers (default 1e-7, that of the published runs)")
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--name", default="ssc_speed", help="results file name (without suffix)")
+    parser.add_argument("--name", default=None,
+                        help="results file name (without suffix; default ssc_speed, ssc_statement with --statement)")
+    parser.add_argument("--statement", action="store_true",
+                        help="the case 'cvxpy statement vs own solver' on blobs and digits, instead of the methods")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each solve with --statement (the least counts)")
     args = parser.parse_args(argv)
     env = environment(__file__, argv, args.threads)
+    if args.statement:
+        return statement_main(args, env)
+    args.name = args.name or "ssc_speed"
 
     from tqdm import tqdm
 

@@ -19,15 +19,22 @@ from ..solvers import POSITIVE, Param
 from .standard_form import StandardForm
 from . import splitting
 
-__all__ = ["GenericDualNewton", "nearest_point_form"]
+__all__ = ["GenericDualNewton", "nearest_point_form", "nearest_point_reason"]
 
 
-def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
-    """The :class:`~cvxclust.dual_newton.NearestPoint` problem of ``form``, or None and the
-    reason it is not one."""
+def nearest_point_reason(form: StandardForm) -> str:
+    """Why ``form`` is not a :class:`~cvxclust.dual_newton.NearestPoint` problem, ``""`` where it
+    is: :func:`nearest_point_form` without building the problem (no ``n x n`` work beyond the
+    split of the form, read once)."""
+    return _centre(form)[1]
+
+
+def _centre(form: StandardForm) -> tuple[tuple[float, float] | None, str]:
+    """``((a, b), "")`` with the feasible centre ``a 11^T + b I`` of a nearest-point ``form``, or
+    ``(None, reason)``."""
     if form.c <= 0:
         return None, "the objective has no squared Frobenius term (c = 0)"
-    split = splitting.split(form, partial=False)
+    split = splitting.outline(form)  # the centre's coefficients alone: no eigendecomposition
     spectral = split.spectral
     if split.A.shape[0]:
         return None, (f"{split.A.shape[0]} constraint rows are neither bounds, common row sums nor the trace "
@@ -44,6 +51,17 @@ def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
     b = float(centre[0, 0]) - a if centre is not None else 1.0
     if form.psd and min(b, n * a + b) <= 0:
         return None, "no point a 11^T + b I is positive definite to restore p.s.d. points from (use method='generic')"
+    return (a, b), ""
+
+
+def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
+    """The :class:`~cvxclust.dual_newton.NearestPoint` problem of ``form``, or None and the
+    reason it is not one."""
+    centre, reason = _centre(form)
+    if centre is None:
+        return None, reason
+    a, b = centre
+    spectral = splitting.outline(form).spectral
     T = -form.C / (2.0 * form.c)
     upper = form.U if np.isfinite(form.U).any() else None
     problem = NearestPoint(T=T, weight=form.c, constant=form.constant - form.c * float(np.vdot(T, T)), lower=form.L,

@@ -16,7 +16,7 @@ from .._progress import call_clock
 from .._relaxation import Relaxation
 from ..result import Result
 from .certificates import contradicting_rows
-from .dual_newton import GenericDualNewton, nearest_point_form
+from .dual_newton import GenericDualNewton, nearest_point_reason
 from .newton import GenericNewton, equality_form
 from .solver import GenericSolver
 from .standard_form import standard_form
@@ -46,13 +46,13 @@ def choose_method(form) -> tuple[str, str]:
     if dual is not None:
         return "newton", "squared Frobenius objective, X >> 0 and affine equalities only: newton"
     try:
-        point, reason = nearest_point_form(form)
+        reason = nearest_point_reason(form)
     except ValueError as error:  # the splitting's own checks: the generic solver says it again
-        point, reason = None, str(error)
-    if point is not None and not np.isfinite(form.U).any():
+        reason = str(error)
+    if not reason and not np.isfinite(form.U).any():
         return "dual-newton", (f"nearest-point problem with no upper bound, not of newton's kind ({why_not}): "
                                "dual-newton")
-    if point is not None:
+    if not reason:
         reason = "its upper bounds slow the dual Newton's gradient on the cone down"
     return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
 
@@ -105,7 +105,7 @@ class CvxpyRelaxation(Relaxation):
         (:func:`~cvxclust.generic.nearest_point_form`) and ``"newton"`` where its constraints are
         ``X >> 0`` and affine equalities (:func:`~cvxclust.generic.equality_form`)."""
         methods = super().scalable_methods()
-        if nearest_point_form(self.standard_form())[0] is None:
+        if nearest_point_reason(self.standard_form()):
             methods.remove("dual-newton")
         if equality_form(self.standard_form())[0] is None:
             methods.remove("newton")
@@ -130,12 +130,13 @@ class CvxpyRelaxation(Relaxation):
         there, and unlike the objective it does not vanish by cancellation (a graph Laplacian's
         objective is 0 at ``11^T``), which would leave a zero optimum without a floor."""
         if self._objective_scale is None:
-            from .splitting import split
+            from .splitting import outline
 
             form = self.standard_form()
             dual = equality_form(form)[0]
-            # equalities alone: the centre in closed form (the splitting projects it: eigendecompositions)
-            centre = dual.centre() if dual is not None else split(form, partial=False).centre
+            # equalities alone: the centre in closed form; otherwise the linear programs' centre (a
+            # magnitude: not projected onto the spectral set, which would take eigendecompositions)
+            centre = dual.centre() if dual is not None else outline(form).centre
             self._objective_scale = 0.0
             if centre is not None:
                 size = float(np.linalg.norm(centre))

@@ -1,6 +1,6 @@
 """The standard form's parts from affine expressions read by :mod:`cvxclust.generic.expression_reader`:
 the objective's coefficient added in place, a squared Frobenius norm, ``X >> 0``, entrywise bounds
-and symmetrised rows (row sums built with index arithmetic and written once into the rows' matrix).
+and symmetrised rows (row sums kept as their indices and coefficients, :mod:`cvxclust.generic.compact`).
 
 Each function returns None or False where the recogniser does not read the expression, or where its
 data are for the coefficient backend's path to refuse (with the same message as before).
@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import expression_reader
+from .compact import RowSumsBlock, row_sums_matrix, stack_rows
 from .expression_reader import Affine, Entries, Inner, RowSums, broadcast_entries, total_of, Unrecognised
 
 __all__ = ["RowSumsBlock", "add_objective", "read_constraint", "row_sums_matrix", "squared_norm", "stack_rows",
@@ -94,9 +95,10 @@ def symmetrize_in_place(C: np.ndarray) -> np.ndarray:
 
 
 def read_constraint(reader, constraint, name: str) -> bool:
-    """Read ``constraint`` into ``reader`` (the standard form's reader: its ``psd``, ``L``, ``U``,
-    ``rows``/``lo``/``hi`` and ``_rows``); False (nothing read) where the recogniser does not read
-    it, or it has data the reader must refuse (the coefficient backend's path then reads it)."""
+    """Read ``constraint`` into ``reader`` (the standard form's reader: its ``psd``, ``L`` and ``U``
+    (:class:`~cvxclust.generic.compact.Bound`), ``rows``/``lo``/``hi`` and ``_rows``); False
+    (nothing read) where the recogniser does not read it, or it has data the reader must refuse
+    (the coefficient backend's path then reads it)."""
     X = reader.X
     if isinstance(constraint, cp.constraints.PSD):
         affine = expression_reader.read_affine(constraint.args[0], X)
@@ -160,72 +162,14 @@ def _whole_bounds(reader, coef, lo, hi) -> None:
     else:
         low, high = np.where(coef > 0, low, high), np.where(coef > 0, high, low)
     n = reader.n
-    for bound, value, better in ((reader.L, low, np.maximum), (reader.U, high, np.minimum)):
+    for bound, value in ((reader.L, low), (reader.U, high)):
         if np.ndim(value) == 0:
             if np.isfinite(value):
-                better(bound, value, out=bound)
+                bound.tighten(value)
         else:
             value = np.broadcast_to(value, (n, n))
-            better(bound, value, out=bound)
-            better(bound, value.T, out=bound)
-
-
-class RowSumsBlock:
-    """The symmetrised rows ``coef_r (e_i 1^T + 1 e_i^T) / 2`` (``i = I_r``) on ``vec(X)``, held as
-    ``(I, coef)`` until :func:`stack_rows` writes them into the rows' matrix (so that they are never
-    held twice).  Each row has ``2 n - 1`` entries: ``coef_r`` at ``(i, i)``, ``coef_r / 2`` elsewhere
-    in row and column i."""
-
-    def __init__(self, I: np.ndarray, coef: np.ndarray, n: int):
-        self.I, self.coef, self.n = np.asarray(I, dtype=np.int64), np.asarray(coef, dtype=float), n
-        self.width = 2 * n - 1
-        self.shape = (len(self.I), n * n)
-        self.nnz = len(self.I) * self.width
-
-    def fill(self, data: np.ndarray, indices: np.ndarray) -> None:
-        """Write the rows' values and column indices (each row sorted) into ``data`` and ``indices``."""
-        n, width = self.n, self.width
-        column = np.arange(n, dtype=indices.dtype) * n  # (k, i) is k n + i
-        row = np.arange(n, dtype=indices.dtype)  # (i, k) is i n + k
-        for r, i in enumerate(self.I):
-            start = r * width
-            indices[start:start + i] = column[:i] + i
-            indices[start + i:start + i + n] = row + i * n
-            indices[start + i + n:start + width] = column[i + 1:] + i
-        data.reshape(-1, width)[...] = (self.coef / 2)[:, None]
-        data[np.arange(len(self.I)) * width + 2 * self.I] = self.coef
-
-    def tocsr(self) -> sp.csr_matrix:
-        return stack_rows([self], self.n)
-
-
-def row_sums_matrix(I: np.ndarray, coef: np.ndarray, n: int) -> sp.csr_matrix:
-    """:class:`RowSumsBlock` as a CSR matrix of shape ``(len(I), n^2)``."""
-    return RowSumsBlock(I, coef, n).tocsr()
-
-
-def stack_rows(blocks: list, n: int) -> sp.csr_matrix:
-    """The rows' matrix of the standard form: the blocks (sparse matrices, :class:`RowSumsBlock`)
-    one above the other, written once into arrays of the final size."""
-    if not blocks:
-        return sp.csr_matrix((0, n * n))
-    m, total = sum(b.shape[0] for b in blocks), sum(b.nnz for b in blocks)
-    dtype = np.int32 if max(total, n * n) < 2**31 - 1 else np.int64
-    data, indices = np.empty(total), np.empty(total, dtype=dtype)
-    indptr = np.zeros(m + 1, dtype=dtype)
-    row = offset = 0
-    for block in blocks:
-        rows, nnz = block.shape[0], block.nnz
-        if isinstance(block, RowSumsBlock):
-            block.fill(data[offset:offset + nnz], indices[offset:offset + nnz])
-            ends = np.arange(1, rows + 1) * block.width
-        else:
-            block = sp.csr_matrix(block)
-            data[offset:offset + nnz], indices[offset:offset + nnz] = block.data, block.indices
-            ends = block.indptr[1:]
-        indptr[row + 1:row + rows + 1] = ends + offset
-        row, offset = row + rows, offset + nnz
-    return sp.csr_matrix((data, indices, indptr), shape=(m, n * n))
+            bound.tighten(value)
+            bound.tighten(value.T)
 
 
 def _rows_matrix(affine: Affine, n: int) -> sp.csr_matrix:

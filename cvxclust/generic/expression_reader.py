@@ -211,6 +211,8 @@ def _scaled(affine: Affine, value, shape) -> Affine:
 def _product(left, right, shape, X, matrix: bool) -> Affine:
     """``left * right`` with one side constant (``matrix``: ``@``, read with a scalar side or as the
     dot product of two vectors)."""
+    if matrix and left.size != 1 and right.size != 1 and (left.ndim == 2 or right.ndim == 2):
+        return _times_vector(left, right, shape, X)
     if right.is_constant():
         left, right = right, left
     if not left.is_constant():
@@ -220,6 +222,27 @@ def _product(left, right, shape, X, matrix: bool) -> Affine:
             raise Unrecognised
         return total_of(_scaled(_read(right, X), _value(left), right.shape), shape, X.shape[0])
     return _scaled(_read(right, X), _value(left), shape)
+
+
+def _times_vector(left, right, shape, X) -> Affine:
+    """``M @ v`` or ``v @ M`` for a square matrix expression M of X and a constant vector v whose
+    entries are all equal, ``v = a 1``: a times M's row (column) sums."""
+    n = X.shape[0]
+    if right.is_constant() and not left.is_constant():
+        matrix, vector, axis = left, right, 1
+    elif left.is_constant() and not right.is_constant():
+        matrix, vector, axis = right, left, 0
+    else:
+        raise Unrecognised
+    if matrix.shape != (n, n) or vector.size != n or (vector.ndim == 2 and vector.shape[axis] != 1):
+        raise Unrecognised
+    value = _value(vector)
+    if sp.issparse(value) or np.ndim(value) == 0:
+        raise Unrecognised
+    a = float(value.flat[0])
+    if np.any(value != a):
+        raise Unrecognised
+    return _scaled(_axis_sums(_read(matrix, X), axis, shape, n), a, shape)
 
 
 def _transposed(affine: Affine, shape) -> Affine:
@@ -307,7 +330,15 @@ def _summed(expr, shape, X) -> Affine:
     n = X.shape[0]
     if expr.axis is None:
         return total_of(affine, shape, n)
-    if not isinstance(expr.axis, (int, np.integer)) or affine.shape != (n, n):
+    if not isinstance(expr.axis, (int, np.integer)):
+        raise Unrecognised
+    return _axis_sums(affine, expr.axis, shape, n)
+
+
+def _axis_sums(affine: Affine, axis: int, shape, n: int) -> Affine:
+    """The sums of the square matrix expression ``affine`` along ``axis``, of shape ``shape``
+    (a column sum of a symmetric X is the row sum of the same index)."""
+    if affine.shape != (n, n):
         raise Unrecognised
     coef = 0.0
     for term in affine.terms:
@@ -315,7 +346,7 @@ def _summed(expr, shape, X) -> Affine:
             raise Unrecognised
         coef += float(term.coef)
     constant = affine.constant if np.ndim(affine.constant) == 0 else \
-        np.broadcast_to(affine.constant, affine.shape).sum(axis=expr.axis, keepdims=expr.keepdims)
+        np.broadcast_to(affine.constant, affine.shape).sum(axis=axis).reshape(shape)
     if np.ndim(constant) == 0:
         constant = constant * n
     terms = [RowSums(coef, np.arange(n).reshape(shape))] if affine.terms else []

@@ -252,7 +252,7 @@ def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
     finite_l, finite_u = np.isfinite(form.L), np.isfinite(form.U)
     bounded = (finite_l | finite_u) & ~(finite_l & finite_u & (form.L == form.U))
     if bounded.any():
-        i, j = np.argwhere(bounded)[0]
+        i, j = np.unravel_index(np.argmax(bounded), bounded.shape)  # the first, without listing them all
         return None, (f"X[{i}, {j}] has a bound that is not an equality ({form.L[i, j]:g} <= X[{i}, {j}] <= "
                       f"{form.U[i, j]:g}): only entries fixed to a value are taken")
     inequalities = np.flatnonzero(form.lo != form.hi)

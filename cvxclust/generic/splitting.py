@@ -12,11 +12,11 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .spectral_set import SpectralSet
-from .expression_form import row_sums_matrix
+from .compact import off_and_diagonal, row_sums_matrix
 from .standard_form import StandardForm
 from .ties import TiedEntries, tied_rows
 
-__all__ = ["Splitting", "split"]
+__all__ = ["Splitting", "outline", "split"]
 
 # relative accuracy at which two coefficients are the same number
 _SAME = 1e-10
@@ -47,9 +47,14 @@ class Splitting:
         return np.clip(M, form.L, form.U) if self.ties is None else self.ties.project(M, form.L, form.U)
 
 
-def split(form: StandardForm, *, partial: bool = True) -> Splitting:
-    """Split ``form`` (see the module docstring)."""
-    n, A, lo, hi = form.n, form.A, form.lo, form.hi
+def split(form: StandardForm, *, partial: bool = True, project_centre: bool = True) -> Splitting:
+    """Split ``form`` (see the module docstring).
+
+    ``project_centre=False`` leaves the centres as the linear programs give them, ``a 11^T + b I``
+    with the equalities held to the programs' tolerance, instead of projecting them onto the set
+    S (two eigendecompositions with ``X >> 0``): enough where only their coefficients are read.
+    """
+    n, lo, hi = form.n, form.lo, form.hi
     keep = np.ones(form.m, dtype=bool)
     absorbed = {}
     beta, rows = _common_row_sums(form)
@@ -62,13 +67,14 @@ def split(form: StandardForm, *, partial: bool = True) -> Splitting:
         absorbed["row_sums"] = beta
     else:
         beta = None
-    trace, trace_max, row = _trace_row(A, lo, hi, keep, n)
+    sparse, where = form.rows.sparse_part()  # a row of the trace is in a sparse block
+    trace, trace_max, row = _trace_row(sparse, lo[where], hi[where], keep[where], n)
     _check_consistent(form, row_sums, trace, trace_max)
     if row is not None:
-        keep[row] = False
+        keep[where[row]] = False
         absorbed["trace"] = trace if trace is not None else trace_max
     if form.psd and trace is None and form.c == 0:
-        implied = _implied_trace(A, lo, hi, n)
+        implied = _implied_trace(form)
         if implied is not None:
             trace, trace_max = implied, None
             absorbed["implied_trace"] = implied
@@ -76,31 +82,30 @@ def split(form: StandardForm, *, partial: bool = True) -> Splitting:
             caps = [trace_max] if trace_max is not None else []
             if np.isfinite(np.diag(form.U)).all():
                 caps.append(float(np.diag(form.U).sum()))
-            off_diagonal = ~np.eye(n, dtype=bool)
-            if beta is not None and (form.L[off_diagonal] >= 0).all():
+            if beta is not None and _off_diagonal(form.L, np.min) >= 0:
                 caps.append(n * beta)  # X >= 0 and X 1 = beta 1 give X_ii <= beta
             trace_max = min(caps) if caps else None
             if trace_max is not None:
                 absorbed["trace_bound"] = trace_max
     spectral = SpectralSet(n, psd=form.psd, beta=beta, trace=trace, trace_max=trace_max, partial=partial)
-    A_kept, lo_kept, hi_kept = _equalities_first(A, lo, hi, keep)
     # the centre meets the ties too: found before they leave the rows
-    centre = _centre(form, spectral, A_kept, lo_kept, hi_kept)
-    deepest = _centre(form, spectral, A_kept, lo_kept, hi_kept, deepest=True) \
+    A, lo, hi = _kept_rows(form, keep)
+    centre = _centre(form, spectral, A, lo, hi, project=project_centre)
+    deepest = _centre(form, spectral, A, lo, hi, deepest=True, project=project_centre) \
         if form.psd and centre is not None else None
-    rows, ties = tied_rows(sp.csr_matrix(A), lo, hi, np.flatnonzero(keep), form.L, form.U)
+    sparse, where = form.rows.sparse_part()  # a tie is a row of a sparse block
+    rows, ties = tied_rows(sparse, form.lo[where], form.hi[where], np.flatnonzero(keep[where]), form.L, form.U)
     if ties is not None:
-        keep[rows] = False
+        keep[where[rows]] = False
         absorbed["tied_entries"] = int(ties.positions.size)
-        A_kept, lo_kept, hi_kept = _equalities_first(A, lo, hi, keep)
-    A, lo, hi = A_kept, lo_kept, hi_kept
+        A, lo, hi = _kept_rows(form, keep)
     n_eq = int(np.sum(lo == hi))
     return Splitting(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest, ties)
 
 
-def _equalities_first(A, lo, hi, keep):
+def _kept_rows(form: StandardForm, keep: np.ndarray):
     """The kept rows, equalities first."""
-    A, lo, hi = A[keep], lo[keep], hi[keep]
+    A, lo, hi = form.rows.select(keep).tocsr(), form.lo[keep], form.hi[keep]
     order = np.argsort(lo != hi, kind="stable")
     return A[order], lo[order], hi[order]
 
@@ -111,7 +116,7 @@ def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
     iteration limit: ``X >> 0`` needs ``X_ii >= 0``, ``1^T X 1 >= 0`` and, with ``X 1 = beta 1``,
     ``X_ii >= beta / n`` (Cauchy-Schwarz), so ``tr X >= beta``; ``X >= 0`` off the diagonal with
     the row sums gives ``X_ii <= beta``."""
-    n, off_diagonal = form.n, ~np.eye(form.n, dtype=bool)
+    n = form.n
     lower, upper = np.diag(form.L), np.diag(form.U)
     if form.psd and upper.min() < 0:
         i = int(np.argmin(upper))
@@ -122,7 +127,7 @@ def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
     if form.psd:
         least.append((0.0 if beta is None else beta, "X >> 0" if beta is None else "X >> 0 and the row sums"))
     most = [(float(upper.sum()), "the bounds on the diagonal")]
-    if beta is not None and n > 1 and (form.L[off_diagonal] >= 0).all():
+    if beta is not None and n > 1 and _off_diagonal(form.L, np.min) >= 0:
         most.append((n * beta, "X >= 0 off the diagonal and the row sums"))
     low, why_low = max(least)
     high, why_high = min(most)
@@ -139,10 +144,17 @@ def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
 
 def _common_row_sums(form: StandardForm):
     """``(beta, rows)`` when equality rows state ``X 1 = beta 1`` (each row once), else ``(None, None)``."""
-    n, A, lo, hi = form.n, form.A, form.lo, form.hi
+    n, lo, hi = form.n, form.lo, form.hi
     equality = np.flatnonzero(lo == hi)
     if equality.size < n:
         return None, None
+    sparse, where = form.rows.sparse_part()
+    if not np.any(np.diff(sparse.indptr)[lo[where] == hi[where]] == 2 * n - 1):
+        # no sparse equality row has the 2 n - 1 entries of a row sum: those read as row sums are all
+        I, coef, rows = form.rows.row_sums()
+        held = lo[rows] == hi[rows]
+        return _common(n, I[held], rows[held], lo[rows[held]] / coef[held])
+    A = form.A
     E = A[equality]
     D = E[:, np.arange(n) * (n + 1)].tocsr()
     one = np.diff(D.indptr) == 1
@@ -154,7 +166,12 @@ def _common_row_sums(form: StandardForm):
     R = row_sums_matrix(np.arange(n), np.ones(n), n)  # the symmetrised row sums, built by index arithmetic
     difference = A[candidates] - sp.diags(a) @ R[i]
     match = np.asarray(abs(difference).max(axis=1).todense()).ravel() <= _SAME * np.abs(a)
-    i, rows, values = i[match], candidates[match], lo[candidates[match]] / a[match]
+    return _common(n, i[match], candidates[match], lo[candidates[match]] / a[match])
+
+
+def _common(n: int, i: np.ndarray, rows: np.ndarray, values: np.ndarray):
+    """``(beta, rows)`` when the row sums ``values`` of the rows ``rows`` (of indices ``i``) are
+    those of every index once, all equal to beta; else ``(None, None)``."""
     if np.unique(i).size != n or i.size != n:
         return None, None
     beta = float(values[0])
@@ -167,12 +184,13 @@ def _zero_total(form: StandardForm):
     """``[row]`` for an equality row ``a 1^T X 1 = 0``, else None: under ``X >> 0`` it states
     ``X 1 = 0`` (``1^T X 1 = ||X^{1/2} 1||^2``), row sums the eigendecomposition enforces (the
     minimum bisection's ``sum(X) == 0``)."""
-    n, A = form.n, form.A
+    n = form.n
+    A, where = form.rows.sparse_part()  # a row of n^2 entries is in a sparse block
     count = np.diff(A.indptr)
-    for r in np.flatnonzero((form.lo == 0) & (form.hi == 0) & (count == n * n)):
+    for r in np.flatnonzero((form.lo[where] == 0) & (form.hi[where] == 0) & (count == n * n)):
         data = A.data[A.indptr[r]:A.indptr[r + 1]]
         if np.abs(data - data[0]).max() <= _SAME * abs(data[0]):
-            return [r]
+            return [where[r]]
     return None
 
 
@@ -195,13 +213,14 @@ def _trace_row(A, lo, hi, keep, n):
     return None, None, None
 
 
-def _implied_trace(A, lo, hi, n):
+def _implied_trace(form: StandardForm):
     """``tr X`` when the equality rows fix it (the identity is a combination of their
     coefficients), else None; checked by least squares on the rows' Gram matrix."""
+    n, lo, hi = form.n, form.lo, form.hi
     equality = lo == hi
     if not equality.any() or equality.sum() > 4000:
         return None
-    E = A[equality]
+    E = form.rows.select(equality).tocsr()
     identity = np.zeros(n * n)
     identity[np.arange(n) * (n + 1)] = 1.0
     gram = (E @ E.T).toarray()
@@ -211,15 +230,24 @@ def _implied_trace(A, lo, hi, n):
     return float(w @ lo[equality])
 
 
-def _centre(form, spectral, A, lo, hi, deepest: bool = False):
+def outline(form: StandardForm) -> Splitting:
+    """``split(form, partial=False, project_centre=False)``, computed once per standard form (no
+    eigendecomposition): what the choice of a method and the dual Newton method read of the
+    split.  Its spectral set is for reading (a solver splits the form itself, so that its
+    counts of eigendecompositions are its own)."""
+    if getattr(form, "_outline", None) is None:
+        form._outline = split(form, partial=False, project_centre=False)
+    return form._outline
+
+
+def _centre(form, spectral, A, lo, hi, deepest: bool = False, project: bool = True):
     """The point ``a 11^T + b I`` with the largest margin to every inequality (equalities held),
     or with ``deepest`` the largest smallest eigenvalue ``min(b, b + n a)``, by a linear program
     in (a, b); None when no point of that form is feasible."""
     n = form.n
     rows = list(spectral.centre_family())
-    off = ~np.eye(n, dtype=bool)
     if n > 1:
-        rows.append((1.0, 0.0, float(form.L[off].max()), float(form.U[off].min())))
+        rows.append((1.0, 0.0, _off_diagonal(form.L, np.max), _off_diagonal(form.U, np.min)))
     rows.append((1.0, 1.0, float(np.diag(form.L).max()), float(np.diag(form.U).min())))
     if A.shape[0]:
         total = np.asarray(A.sum(axis=1)).ravel()
@@ -251,6 +279,32 @@ def _centre(form, spectral, A, lo, hi, deepest: bool = False):
     if result.status != 0:
         return None
     a, b, _ = result.x
-    centre = a * np.ones((n, n)) + b * np.eye(n)
+    if not project:
+        a, b = _on_equalities(spectral, a, b)
+    centre = np.full((n, n), a)
+    centre[np.diag_indices(n)] += b
     # the linear program holds equalities to its tolerance; the projection holds S's exactly
-    return centre if spectral.trivial else spectral.project(centre)
+    return centre if spectral.trivial or not project else spectral.project(centre)
+
+
+def _off_diagonal(M: np.ndarray, reduce) -> float:
+    """``reduce`` (``np.max`` or ``np.min``) of the entries of the ``n x n`` M off its diagonal, n > 1
+    (of the two numbers of a bound that is one number off the diagonal)."""
+    parts = off_and_diagonal(M)
+    if parts is not None:
+        return parts[0]
+    return float(reduce(M, where=~np.eye(M.shape[0], dtype=bool), initial=np.inf if reduce is np.min else -np.inf))
+
+
+def _on_equalities(spectral, a: float, b: float) -> tuple[float, float]:
+    """``(a, b)`` moved onto the row sums and the trace S fixes (``n a + b = beta``, ``n (a + b) =
+    t``), which the linear program holds only to its tolerance."""
+    n, beta, trace = spectral.n, spectral.beta, spectral.trace
+    if beta is not None and trace is not None and n > 1:
+        b = (trace - beta) / (n - 1)
+        return (beta - b) / n, b
+    if beta is not None:
+        return a, beta - n * a
+    if trace is not None:
+        return a, trace / n - a
+    return a, b

@@ -22,12 +22,13 @@ cvxpy's own linear-operator backend.  Either way, a row whose
 only entry is one ``X_ij`` (with its mirror ``X_ji``) becomes a bound, every other row a row of
 ``A``.  Nothing is canonicalised into cones, and no ``n^2 x n^2`` dense operator is formed.
 Rows act on symmetric matrices, so each is symmetrised: ``A(X) = <A_r, X>`` with ``A_r``
-symmetric, stored as the rows of a sparse ``m x n^2`` matrix.
+symmetric, held as blocks of rows of a sparse ``m x n^2`` matrix, the row sums as their indices
+alone; bounds of one number (one off the diagonal, another on it) are views of ``2 n - 1``
+numbers (:mod:`cvxclust.generic.compact`).
 """
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 
 import cvxpy as cp
@@ -40,8 +41,10 @@ from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 
 from . import expression_form
+from .coefficients import CVXPY_VERSIONS, linear_map, symmetric_identity, symmetrize_columns
+from .compact import Bound, Rows, held_bytes
 
-__all__ = ["StandardForm", "standard_form"]
+__all__ = ["CVXPY_VERSIONS", "StandardForm", "linear_map", "standard_form"]
 
 # the variable attributes the class can read (the others change the problem's nature)
 _ATTRIBUTES = {"symmetric", "PSD", "nonneg", "nonpos", "bounds"}
@@ -70,9 +73,15 @@ class StandardForm:
     psd : bool
         Whether ``X >> 0`` is a constraint.
     L, U : ndarray of shape (n, n)
-        Symmetric entrywise bounds (``-inf``/``+inf`` where none).
+        Symmetric entrywise bounds (``-inf``/``+inf`` where none), read-only: a bound of one
+        number off the diagonal and one on it is a view of ``2 n - 1`` numbers
+        (:func:`~cvxclust.generic.compact.constant_bound`).
+    rows : Rows
+        Symmetrised rows of the linear map, as blocks (:class:`~cvxclust.generic.compact.Rows`:
+        the row sums as their indices and coefficients).
     A : scipy.sparse.csr_matrix of shape (m, n^2)
-        Symmetrised rows of the linear map.
+        The same rows as one sparse matrix, written on first use (the solvers that need no such
+        matrix use ``rows``, :meth:`row_values` and :meth:`adjoint`).
     lo, hi : ndarray of shape (m,)
         Bounds of the rows (equal for an equality).
     variable : cvxpy.Variable
@@ -87,7 +96,7 @@ class StandardForm:
     psd: bool
     L: np.ndarray
     U: np.ndarray
-    A: sp.csr_matrix
+    rows: Rows
     lo: np.ndarray
     hi: np.ndarray
     variable: cp.Variable = field(repr=False)
@@ -95,7 +104,14 @@ class StandardForm:
     @property
     def m(self) -> int:
         """Number of rows of the linear map."""
-        return self.A.shape[0]
+        return self.rows.shape[0]
+
+    @property
+    def A(self) -> sp.csr_matrix:
+        """The rows as one sparse matrix of shape ``(m, n^2)`` (written once, on first use)."""
+        if getattr(self, "_A", None) is None:
+            self._A = self.rows.tocsr()
+        return self._A
 
     def __repr__(self) -> str:
         bounds = int(np.isfinite(self.L).sum() + np.isfinite(self.U).sum())
@@ -110,11 +126,11 @@ class StandardForm:
 
     def row_values(self, X: np.ndarray) -> np.ndarray:
         """``A(X)`` for a symmetric X."""
-        return self.A @ X.ravel()
+        return self.rows.apply(X)
 
     def adjoint(self, y: np.ndarray) -> np.ndarray:
         """``A^*(y) = sum_r y_r A_r``, a symmetric matrix."""
-        return (self.A.T @ y).reshape(self.n, self.n)
+        return self.rows.adjoint(y)
 
     def residuals(self, X: np.ndarray, *, spectrum: bool = True) -> dict[str, float]:
         """Relative violations of the constraints by ``X``: ``symmetry`` ``||X - X^T|| / ||X||``;
@@ -127,9 +143,13 @@ class StandardForm:
         scale = max(float(np.abs(X).max()), 1e-300)
         res = {"symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300))}
         S = (X + X.T) / 2
-        if np.isfinite(self.L).any() or np.isfinite(self.U).any():
-            violation = np.maximum(self.L - S, S - self.U)
-            res["bounds"] = float(max((violation / np.maximum(self.bound_sizes, scale)).max(), 0.0))
+        lower, upper = np.isfinite(self.L).any(), np.isfinite(self.U).any()
+        if lower or upper:  # the side without a finite bound violates nothing: not computed
+            violation = self.L - S if lower else S - self.U
+            if lower and upper:
+                np.maximum(violation, S - self.U, out=violation)
+            violation /= np.maximum(self.bound_sizes, scale)
+            res["bounds"] = float(max(violation.max(), 0.0))
         if self.m:
             values = self.row_values(S)
             below, above = self.lo - values, values - self.hi
@@ -143,6 +163,12 @@ class StandardForm:
         return res
 
     @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays of the form: C, the bounds (the numbers a view is made of),
+        the rows and their ranges (not the sparse matrix ``A``, written only on use)."""
+        return sum(held_bytes(a) for a in (self.C, self.L, self.U, self.lo, self.hi)) + self.rows.nbytes
+
+    @property
     def bound_sizes(self) -> np.ndarray:
         """``max(|L|, |U|)`` over the finite bounds of each entry (0 where it has none)."""
         if not hasattr(self, "_bound_sizes"):
@@ -154,7 +180,7 @@ class StandardForm:
     def row_norms(self) -> np.ndarray:
         """The 1-norms of the rows ``A_r`` (as symmetric matrices)."""
         if not hasattr(self, "_row_norms"):
-            self._row_norms = np.asarray(abs(self.A).sum(axis=1)).ravel()
+            self._row_norms = self.rows.row_norms()
         return self._row_norms
 
 
@@ -166,7 +192,7 @@ def standard_form(problem) -> StandardForm:
         raise TypeError(f"problem must be a cvxpy.Problem, got {type(problem).__name__}")
     X = _the_variable(problem)
     for where, expr in [("the objective", problem.objective.expr),
-                        *((f"constraint {i} ({c})", c) for i, c in enumerate(problem.constraints))]:
+                        *((_ConstraintName(i, c), c) for i, c in enumerate(problem.constraints))]:
         if _has_complex_part(expr):
             raise ValueError(f"{where} has complex data or expressions: the class is over real symmetric matrices")
     n = X.shape[0]
@@ -176,13 +202,13 @@ def standard_form(problem) -> StandardForm:
     if X.attributes["PSD"]:
         reader.psd = True
     if X.attributes["nonneg"]:
-        reader.L = np.maximum(reader.L, 0.0)
+        reader.L.tighten(0.0)
     if X.attributes["nonpos"]:
-        reader.U = np.minimum(reader.U, 0.0)
+        reader.U.tighten(0.0)
     if X.attributes["bounds"] is not None:
         lower, upper = X.attributes["bounds"]
-        reader.L = np.maximum(reader.L, _bound_value(lower, n, -np.inf))
-        reader.U = np.minimum(reader.U, _bound_value(upper, n, np.inf))
+        reader.L.tighten(_bound_value(lower, n, -np.inf))
+        reader.U.tighten(_bound_value(upper, n, np.inf))
     for index, constraint in enumerate(problem.constraints):
         reader.constraint(index, constraint)
     return reader.finish(sense)
@@ -216,73 +242,29 @@ def _describe(expression) -> str:
     return " ".join(str(expression).split())
 
 
-def _bound_value(value, n: int, default: float) -> np.ndarray:
+class _ConstraintName:
+    """``constraint i (its text)`` for messages, written only when a message is (the text of a
+    constraint with an ``n x n`` constant prints the matrix)."""
+
+    def __init__(self, index: int, constraint):
+        self.index, self.constraint = index, constraint
+
+    def __str__(self) -> str:
+        return f"constraint {self.index} ({_describe(self.constraint)})"
+
+
+def _bound_value(value, n: int, default: float):
+    """A bound of the variable's ``bounds`` attribute: a number, or an ``(n, n)`` array."""
     if value is None:
-        return np.full((n, n), default)
+        return default
     value = np.asarray(value.value if isinstance(value, cp.Expression) else value, dtype=float)
-    return np.broadcast_to(value, (n, n)).copy()
+    return float(value) if value.ndim == 0 else np.broadcast_to(value, (n, n))
 
 
 def _has_complex_part(expr) -> bool:
     """Whether ``expr`` or any expression it is built of is complex (``real(...)`` of a complex
     product included, which cvxpy's linear-operator backend cannot read)."""
     return expr.is_complex() or any(_has_complex_part(arg) for arg in expr.args)
-
-
-def linear_map(expr, X: cp.Variable) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The coefficients of an affine expression of X: ``(A, b)`` with ``vec(expr) = A vec(X) + b``
-    in cvxpy's (column-major) order; A is sparse of shape ``(expr.size, X.size)``.
-
-    Read by cvxpy's linear-operator backend from the expression's linear-operator tree alone:
-    no cone program is built.
-    """
-    size, N = expr.size, X.size
-    tensor = _problem_matrix([expr.canonical_form[0]], N, {X.id: 0}, {-1: 1}, {-1: 0}, size).tocoo()
-    column, row = np.divmod(tensor.row, size)
-    on_x = column < N
-    A = sp.csr_matrix((tensor.data[on_x], (row[on_x], column[on_x])), shape=(size, N))
-    b = np.zeros(size)
-    np.add.at(b, row[~on_x], tensor.data[~on_x])
-    return A, b
-
-
-#: the cvxpy versions whose internal ``canonInterface.get_problem_matrix`` the reader is tested with
-#: (the requirement of pyproject.toml)
-CVXPY_VERSIONS = ">=1.5,<1.10"
-
-
-def _problem_matrix(*args):
-    """cvxpy's internal ``cvxpy.cvxcore.python.canonInterface.get_problem_matrix`` (its affine
-    coefficient backend), or an ImportError naming the installed cvxpy where it is missing or
-    takes other arguments."""
-    try:
-        from cvxpy.cvxcore.python import canonInterface
-
-        get_problem_matrix = canonInterface.get_problem_matrix
-    except (ImportError, AttributeError) as error:
-        problem = f"does not have it ({error})"
-    else:
-        try:
-            inspect.signature(get_problem_matrix).bind(*args)
-        except TypeError as error:
-            problem = f"gives it other arguments ({error})"
-        else:
-            return get_problem_matrix(*args)
-    raise ImportError(
-        f"cvxclust reads affine expressions with cvxpy's internal canonInterface.get_problem_matrix, and "
-        f"cvxpy {cp.__version__} {problem}: install a cvxpy of the tested versions, cvxpy{CVXPY_VERSIONS}")
-
-
-def symmetrize_columns(A: sp.spmatrix, n: int) -> sp.csr_matrix:
-    """``A`` acting on symmetric matrices: each row ``a`` becomes ``(a + a^T) / 2`` (as n x n)."""
-    transposed = np.arange(n * n).reshape(n, n).T.ravel()
-    A = sp.csr_matrix(A)
-    return sp.csr_matrix((A + A[:, transposed]) * 0.5)
-
-
-def _symmetric_identity(n: int) -> sp.csr_matrix:
-    """The identity map of symmetric matrices on vec(X): ``(I + transpose) / 2``."""
-    return symmetrize_columns(sp.identity(n * n, format="csr"), n)
 
 
 class _Reader:
@@ -293,7 +275,7 @@ class _Reader:
         self.X, self.n = X, n
         self.c, self.C, self.constant = 0.0, np.zeros((n, n)), 0.0
         self.psd = False
-        self.L, self.U = np.full((n, n), -np.inf), np.full((n, n), np.inf)
+        self.L, self.U = Bound(n, -np.inf, np.maximum), Bound(n, np.inf, np.minimum)
         self.rows, self.lo, self.hi = [], [], []
 
     def _affine(self, expr) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -348,7 +330,7 @@ class _Reader:
         gram = (A.T @ A).tocsr()
         diagonal = np.arange(n) * (n + 1)
         scale = float(gram[diagonal[0], diagonal[0]])
-        identity = _symmetric_identity(n)
+        identity = symmetric_identity(n)
         if scale <= 0 or abs(gram - scale * identity).max() > 1e-10 * scale:
             raise ValueError(f"the squared norm in {_describe(expr)} is not of the form ||a X + E||_F^2: the generic "
                              "solver takes squared Frobenius norms of the whole matrix (a weighted or partial norm "
@@ -360,7 +342,7 @@ class _Reader:
 
     # -- the constraints -------------------------------------------------------------------------
     def constraint(self, index: int, constraint) -> None:
-        name = f"constraint {index} ({_describe(constraint)})"
+        name = _ConstraintName(index, constraint)
         if not all(_is_linear(arg) for arg in constraint.args):
             raise ValueError(f"{name} is not affine in X: the class has X >> 0 and affine equalities and "
                              "inequalities of X")
@@ -368,7 +350,7 @@ class _Reader:
             return
         if isinstance(constraint, cp.constraints.PSD):
             A, b = self._affine(constraint.args[0])
-            identity = _symmetric_identity(self.n)
+            identity = symmetric_identity(self.n)
             a = float(A[0, 0]) if A.shape == identity.shape else 0.0  # a X >> 0 with a > 0 is X >> 0
             if a <= 0 or abs(A - a * identity).max() > 1e-12 * a or np.abs(b).max(initial=0) > 0:
                 raise ValueError(f"{name}: the only semidefinite constraint of the class is X >> 0 on the whole "
@@ -415,10 +397,8 @@ class _Reader:
             i, j = i1[single], j1[single]
             low, high = lo[single] / coefficient, hi[single] / coefficient
             low, high = np.where(coefficient > 0, low, high), np.where(coefficient > 0, high, low)
-            np.maximum.at(self.L, (i, j), low)
-            np.maximum.at(self.L, (j, i), low)
-            np.minimum.at(self.U, (i, j), high)
-            np.minimum.at(self.U, (j, i), high)
+            self.L.tighten_entries(i, j, low)
+            self.U.tighten_entries(i, j, high)
         general = ~single & ~empty
         if general.any():
             self.rows.append(A[general])
@@ -430,17 +410,18 @@ class _Reader:
         _check_magnitude("the objective", [self.C, [self.c]])  # before its square overflows the constant
         if not (np.isfinite(self.C).all() and np.isfinite(self.c) and np.isfinite(self.constant)):
             raise ValueError("the objective has NaN or infinite data")
-        if np.any(self.L > self.U):
-            i, j = np.argwhere(self.L > self.U)[0]
-            raise ValueError(f"the bounds on X[{i}, {j}] are infeasible: {self.L[i, j]:g} > {self.U[i, j]:g}")
-        A = expression_form.stack_rows(self.rows, n)
+        L, U = self.L.array(), self.U.array()
+        if np.any(L > U):
+            i, j = np.argwhere(L > U)[0]
+            raise ValueError(f"the bounds on X[{i}, {j}] are infeasible: {L[i, j]:g} > {U[i, j]:g}")
+        rows = Rows(self.rows, n)
         lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
         hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
         C = expression_form.symmetrize_in_place(self.C)
-        _check_magnitude("the bounds on X", [self.L, self.U])
-        _check_magnitude("the constraints", [A.data, lo, hi])
+        _check_magnitude("the bounds on X", [L, U])
+        _check_magnitude("the constraints", [*rows.data(), lo, hi])
         return StandardForm(n=n, sense=sense, c=float(self.c), C=C, constant=float(self.constant), psd=self.psd,
-                            L=self.L, U=self.U, A=A, lo=lo, hi=hi, variable=self.X)
+                            L=L, U=U, rows=rows, lo=lo, hi=hi, variable=self.X)
 
 
 def _check_magnitude(where: str, arrays) -> None:

@@ -67,11 +67,13 @@ CONSTRAINTS = {
     "off diagonal": lambda X: [cp.diag(X[1:, :-1]) >= -2],
     "sparse mask": lambda X: [cp.multiply(S, X) == 0],
     "peng-wei": lambda X: [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == 2],
+    "times a constant vector": lambda X: [X @ np.ones(N) == 1, np.full((1, N), 2.0) @ (X - B) <= 1,
+                                          (X + 1) @ np.full((N, 1), -0.5) >= -3],
 }
 
 FALLBACKS = {  # atoms the recogniser leaves to the coefficient backend
     "reshape": lambda X: cp.reshape(X, (N * N,), order="C") <= 1,
-    "matrix product": lambda X: X @ np.ones(N) == 1,
+    "matrix times an uneven vector": lambda X: X @ np.arange(N) == 1,
     "stack": lambda X: cp.hstack([X[0, :], X[1, :]]) >= 0,
     "fancy index": lambda X: X[[0, 1], [1, 2]] == 0.5,
     "axis sum of a slice": lambda X: cp.sum(X[:3, :], axis=1) <= 1,

@@ -95,3 +95,42 @@ def test_validate_runs_it_where_it_applies():
     assert nearest.scalable_methods() == ["generic", "dual-newton"]
     report = cvxclust.validate(nearest)
     assert [c.method for c in report.comparisons] == ["generic", "dual-newton"] and report.passed
+
+
+def _count_eigendecompositions(monkeypatch) -> dict:
+    """Wrap every eigendecomposition routine the solvers call (numpy's and scipy's) with a counter."""
+    import scipy.linalg
+
+    counts = {}
+    for module, name in ((np.linalg, "eigh"), (np.linalg, "eigvalsh"), (scipy.linalg, "eigh")):
+        original = getattr(module, name)
+
+        def counted(*args, _original=original, _key=f"{module.__name__}.{name}", **kwargs):
+            counts[_key] = counts.get(_key, 0) + 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+    return counts
+
+
+def test_the_ssc_statement_through_auto_spends_what_its_own_solver_spends(monkeypatch):
+    """``cvxclust.solve`` of the SDP (7) runs the same dual Newton as ``FrobeniusPSD.solve``, from the
+    same start: the same iterates, and no eigendecomposition more (reading, choosing the method,
+    the centre), nor Newton step."""
+    from cvxclust.datasets import load_dataset
+
+    K = rbf(load_dataset("iris", n_samples=45)[0])
+    relaxation = FrobeniusPSD(K)
+    counts = _count_eigendecompositions(monkeypatch)
+    own = relaxation.solve(**ACCURATE)
+    spent_own = dict(counts)
+    counts.clear()
+    generic = cvxclust.solve(relaxation.problem(), **ACCURATE)
+    assert own.method == generic.method == "dual-newton"
+    assert own.status == generic.status == "optimal"
+    assert generic.iterations == own.iterations
+    assert generic.extras["newton_iterations"] == own.extras["newton_iterations"]
+    assert counts == spent_own
+    assert generic.objective == pytest.approx(own.objective, rel=1e-12)
+    assert generic.dual_bound == pytest.approx(own.dual_bound, rel=1e-12)
+    np.testing.assert_allclose(generic.X, own.X, rtol=0, atol=1e-12)
