@@ -77,7 +77,7 @@ class EqualityDual:
     def __init__(self, form: StandardForm):
         n = form.n
         self.n, self.c, self.psd, self.constant = n, form.c, form.psd, form.constant
-        self.T = -form.C / (2.0 * form.c)
+        self.T = -form.C / (2.0 * form.c) if form.c > 0 else np.zeros((n, n))
         self.A = sp.csr_matrix(form.A)
         self.m = form.m
         fixed = np.triu(np.isfinite(form.L) & (form.L == form.U))
@@ -88,6 +88,13 @@ class EqualityDual:
         # the rows' entries squared, for the preconditioner of every Newton step
         self.row_squares = self.A.multiply(self.A).tocsr()
         self.eigh_count = 0
+
+    def retarget(self, T: np.ndarray, weight: float) -> None:
+        """Make this the dual of ``min weight ||X - T||^2`` (plus ``constant``) over the same
+        constraints: the subproblem of a proximal point or augmented Lagrangian method
+        (:mod:`cvxclust.generic.alm`), whose target and weight change from one subproblem to the
+        next while the rows stay."""
+        self.T, self.c = T, float(weight)
 
     @property
     def size(self) -> int:
@@ -271,6 +278,37 @@ def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
     return EqualityDual(form), ""
 
 
+def newton_step(dual: EqualityDual, point: DualPoint, cg_tol: float, cg_max_iter: int):
+    """One semismooth Newton-CG step on ``theta`` from ``point`` (module docstring): the direction
+    by preconditioned conjugate gradients to ``min(cg_tol, ||grad||)``, then Armijo's rule.
+    Returns ``(candidate, cg_iterations, step, trials)``; ``candidate`` is None where the line
+    search found no ascent (rounding)."""
+    g = point.gradient
+    norm = float(np.linalg.norm(g))
+    hessian = dual.hessian(point)
+    diagonal = dual.preconditioner(point)
+    # a small multiple of the curvature keeps the system definite where J is singular
+    shift = min(1e-4, norm) * max(float(np.mean(diagonal)), 1e-300) if diagonal.size else 0.0
+    system = LinearOperator(hessian.shape, matvec=lambda d: hessian.matvec(d) + shift * d, dtype=float)
+    counter = [0]
+
+    def count(_):
+        counter[0] += 1
+
+    direction, _ = cg(system, g, rtol=min(cg_tol, norm), maxiter=cg_max_iter, callback=count,
+                      M=LinearOperator(hessian.shape, matvec=lambda x: x / (diagonal + shift), dtype=float))
+    slope = float(g @ direction)
+    t = 1.0
+    for trials in range(1, 41):
+        candidate = dual.evaluate(point.y + t * direction)
+        # Armijo on theta (maximised); near the optimum its increase drowns in rounding, so a
+        # halved gradient also passes
+        if candidate.value >= point.value + 1e-4 * t * slope or np.linalg.norm(candidate.gradient) <= 0.5 * norm:
+            return candidate, counter[0], t, trials
+        t *= 0.5
+    return None, counter[0], 0.0, 40
+
+
 @dataclass(kw_only=True, eq=False)
 class NewtonState(SolverState):
     """The state of :class:`GenericNewton`."""
@@ -331,41 +369,17 @@ class GenericNewton(IterativeSolver):
         return NewtonState(dual=dual, point=dual.evaluate(dual.start()))
 
     def step(self, state, iteration):
-        dual, point = state.dual, state.point
-        g = point.gradient
-        norm = float(np.linalg.norm(g))
-        hessian = dual.hessian(point)
-        diagonal = dual.preconditioner(point)
-        # a small multiple of the curvature keeps the system definite where J is singular
-        shift = min(1e-4, norm) * max(float(np.mean(diagonal)), 1e-300) if diagonal.size else 0.0
-        system = LinearOperator(hessian.shape, matvec=lambda d: hessian.matvec(d) + shift * d, dtype=float)
-        counter = [0]
-
-        def count(_):
-            counter[0] += 1
-
-        direction, _ = cg(system, g, rtol=min(self.cg_tol, norm), maxiter=self.cg_max_iter, callback=count,
-                          M=LinearOperator(hessian.shape, matvec=lambda x: x / (diagonal + shift), dtype=float))
-        slope = float(g @ direction)
-        t, trials = 1.0, 0
-        for _ in range(40):
-            trials += 1
-            candidate = dual.evaluate(point.y + t * direction)
-            # Armijo on theta (maximised); near the optimum its increase drowns in rounding, so a
-            # halved gradient also passes
-            if candidate.value >= point.value + 1e-4 * t * slope or \
-                    np.linalg.norm(candidate.gradient) <= 0.5 * norm:
-                break
-            t *= 0.5
-        else:
+        candidate, cg_iterations, t, trials = newton_step(state.dual, state.point, self.cg_tol, self.cg_max_iter)
+        norm = float(np.linalg.norm(state.point.gradient))
+        if candidate is None:
             self.stall("the line search found no ascent of the dual function (rounding)")
-            return {"cg_iterations": counter[0], "step": 0.0, "gradient_norm": norm}
+            return {"cg_iterations": cg_iterations, "step": 0.0, "gradient_norm": norm}
         if np.linalg.norm(candidate.gradient) > norm:
             self.check_consistent(state)  # no progress to feasibility: are the constraints contradictory?
         state.point = candidate
-        state.cg_total += counter[0]
+        state.cg_total += cg_iterations
         state.line_search_total += trials
-        return {"cg_iterations": counter[0], "step": t, "gradient_norm": float(np.linalg.norm(candidate.gradient))}
+        return {"cg_iterations": cg_iterations, "step": t, "gradient_norm": float(np.linalg.norm(candidate.gradient))}
 
     def drive(self, state) -> None:
         super().drive(state)

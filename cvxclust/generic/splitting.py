@@ -14,7 +14,7 @@ from .spectral_set import SpectralSet
 from .expression_form import row_sums_matrix
 from .standard_form import StandardForm
 
-__all__ = ["Splitting", "split"]
+__all__ = ["Splitting", "bounds_the_trace", "split"]
 
 # relative accuracy at which two coefficients are the same number
 _SAME = 1e-10
@@ -79,6 +79,19 @@ def split(form: StandardForm, *, partial: bool = True) -> Splitting:
     centre = _centre(form, spectral, A, lo, hi)
     deepest = _centre(form, spectral, A, lo, hi, deepest=True) if form.psd and centre is not None else None
     return Splitting(spectral, sp.csr_matrix(A), lo, hi, n_eq, centre, absorbed, deepest)
+
+
+def bounds_the_trace(form: StandardForm) -> bool:
+    """Whether the constraints of ``form`` bound ``tr X`` (finite upper bounds on the diagonal,
+    a trace row, or equality rows that fix it), which a certificate of a linear objective under
+    ``X >> 0`` needs (:func:`~cvxclust.generic.certificates.bound_at`); read without an
+    eigendecomposition."""
+    if np.isfinite(np.diag(form.U)).all():
+        return True
+    keep = np.ones(form.m, dtype=bool)
+    if _trace_row(form.A, form.lo, form.hi, keep, form.n)[2] is not None:
+        return True
+    return _implied_trace(form.A, form.lo, form.hi, form.n) is not None
 
 
 def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
