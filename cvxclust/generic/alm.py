@@ -71,7 +71,7 @@ from ..parameters import Interval
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .certificates import INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test
-from .newton import DualPoint, EqualityDual, newton_step
+from .newton import DualPoint, EqualityDual, centred, newton_step
 from .restoration import restore
 from .spectral_set import SpectralSet, frobenius_norm
 from .splitting import Splitting, split
@@ -94,6 +94,19 @@ def alm_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
     return EqualityDual(form), ""
 
 
+def zero_sum_row(form: StandardForm) -> int | None:
+    """The index of a row ``a <11^T, X> = 0`` of ``form`` under ``X >> 0`` (then ``X 1 = 0``:
+    ``1^T X 1 = ||X^{1/2} 1||^2``), or None."""
+    if not form.psd:
+        return None
+    A, size = form.A, form.n * form.n
+    for r in np.flatnonzero((form.lo == 0) & (form.hi == 0) & (np.diff(A.indptr) == size)):
+        data = A.data[A.indptr[r]:A.indptr[r + 1]]
+        if np.all(data == data[0]):
+            return int(r)
+    return None
+
+
 @dataclass(kw_only=True, eq=False)
 class AlmState(SolverState):
     """The state of :class:`AugmentedLagrangian` (see its module)."""
@@ -105,6 +118,8 @@ class AlmState(SolverState):
     parts: Splitting
     split: Splitting
     spectral: SpectralSet
+    #: whether the rows imply ``X 1 = 0`` (:func:`zero_sum_row`), held by the cone of the Newton steps
+    deflated: bool
     dual: EqualityDual
     #: the box B (bounds that do not fix an entry): its bounds (infinite elsewhere) and whether it has one
     lower: np.ndarray
@@ -125,6 +140,9 @@ class AlmState(SolverState):
     target: np.ndarray | None = None
     #: the box multiplier and the current point of theta (at y and Z)
     Z: np.ndarray | None = None
+    #: the last box step before its extrapolation, and the momentum of the extrapolation
+    Z_plain: np.ndarray | None = None
+    momentum: float = 1.0
     point: DualPoint | None = None
     #: outer iterations, Newton steps of the current subproblem, and whether the last step ended one
     outer: int = 0
@@ -178,6 +196,7 @@ class AugmentedLagrangian(IterativeSolver):
         "sigma": Param(None, [None, *POSITIVE]),
         "sigma_growth": Param(3.0, [Interval(Real, 1, None, closed="left")]),
         "inner_max_iter": Param(30, [Interval(Integral, 1, None, closed="left")]),
+        "accelerate": Param(True, ["boolean"]),
         "cg_tol": Param(1e-2, POSITIVE),
         "cg_max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
     }
@@ -192,7 +211,11 @@ class AugmentedLagrangian(IterativeSolver):
         if dual is None:
             raise ValueError(f"method='alm' does not apply to this problem: {reason} (use method='generic')")
         parts = split(form)
-        n = form.n
+        n, spectral = form.n, parts.spectral
+        deflated = zero_sum_row(form) is not None and spectral.beta is None
+        if deflated:  # X 1 = 0 implied: the cone of the Newton steps and the bounds' set hold it
+            dual.deflate_row_sums()
+            spectral = SpectralSet(n, psd=True, beta=0.0, trace=spectral.trace, trace_max=spectral.trace_max)
         fixed = np.isfinite(form.L) & (form.L == form.U)
         lower, upper = np.where(fixed, -np.inf, form.L), np.where(fixed, np.inf, form.U)
         finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
@@ -202,7 +225,7 @@ class AugmentedLagrangian(IterativeSolver):
             sigma = max(np.linalg.norm(start), 1.0) / max(frobenius_norm(form.C), _TINY) if form.c == 0 else \
                 1.0 / (2.0 * form.c)
         state = AlmState(form=form, parts=parts, split=replace(parts, A=form.A, lo=form.lo, hi=form.hi),
-                         spectral=parts.spectral, dual=dual, lower=lower, upper=upper,
+                         spectral=spectral, deflated=deflated, dual=dual, lower=lower, upper=upper,
                          boxed=bool(np.isfinite(lower).any() or np.isfinite(upper).any()),
                          finite_L=finite_L, finite_U=finite_U, L0=np.where(finite_L, form.L, 0.0),
                          U0=np.where(finite_U, form.U, 0.0), centre=start, sigma=float(sigma), sigma_start=float(sigma),
@@ -224,12 +247,18 @@ class AugmentedLagrangian(IterativeSolver):
 
     # -- iterations -----------------------------------------------------------------------------
     def _box_step(self, state) -> float:
-        """The majorized step in Z (module docstring); returns the move ``||Z' - Z|| / (2w)`` (in
-        X's units) and re-evaluates theta at the new Z (one eigendecomposition)."""
+        """The majorized step in Z (module docstring), extrapolated as in Nesterov's method
+        (restarted with each subproblem); returns the move ``||Z' - Z|| / (2w)`` (in X's units)
+        and re-evaluates theta at the new Z (one eigendecomposition)."""
         w, X, Z = state.weight, state.point.X, state.Z
         shifted = X - Z / (2.0 * w)
         new = 2.0 * w * (np.clip(shifted, state.lower, state.upper) - shifted)
         move = frobenius_norm(new - Z) / (2.0 * w)
+        previous, state.Z_plain = state.Z_plain, new
+        if self.accelerate and previous is not None:
+            t = (1.0 + np.sqrt(1.0 + 4.0 * state.momentum ** 2)) / 2.0
+            new = new + ((state.momentum - 1.0) / t) * (new - previous)
+            state.momentum = t
         state.Z = new
         self._retarget(state)
         state.point = state.dual.evaluate(state.point.y)
@@ -268,6 +297,7 @@ class AugmentedLagrangian(IterativeSolver):
         state.step_sigma = state.sigma  # the step that produced X (_promising)
         state.sigma = float(np.clip(state.sigma, 1e-6 * state.sigma_start, 1e10 * state.sigma_start))
         state.previous_centre, state.centre = state.centre, X
+        state.Z_plain, state.momentum = None, 1.0
         state.outer += 1
         state.inner = 0
         state.outer_done = True
@@ -342,6 +372,8 @@ class AugmentedLagrangian(IterativeSolver):
     def _restore(state, X) -> np.ndarray | None:
         """An exactly feasible point near ``X`` (module docstring), or None."""
         form, parts, spectral = state.form, state.parts, state.spectral
+        if state.deflated and parts.A.shape[0] == 1:
+            return state.dual.restore(X, rows=True)  # X 1 = 0 kept to second order in the scaling
         if parts.A.shape[0]:
             return None  # rows the eigendecomposition's set does not hold
         scaled = state.dual.restore(X) if state.dual.size else X
@@ -369,8 +401,7 @@ def onto_affine_hull(spectral: SpectralSet, X: np.ndarray) -> np.ndarray | None:
     if spectral.beta is None:
         return None
     n = spectral.n
-    r = X.mean(axis=1)
-    JXJ = X - r[:, None] - r[None, :] + r.mean()
+    JXJ = centred(X)
     a = 1.0
     if spectral.trace is not None or spectral.trace_max is not None:
         free = float(np.trace(JXJ))

@@ -88,6 +88,15 @@ class EqualityDual:
         # the rows' entries squared, for the preconditioner of every Newton step
         self.row_squares = self.A.multiply(self.A).tocsr()
         self.eigh_count = 0
+        #: project W onto the matrices with zero row sums before the cone (:meth:`deflate_row_sums`)
+        self.deflate = False
+
+    def deflate_row_sums(self) -> None:
+        """Take ``X 1 = 0`` as a constraint of the cone, where the equalities imply it (a row
+        ``<11^T, X> = 0`` under ``X >> 0``, as in the minimum-bisection SDP, which then has no
+        strictly feasible point): ``X = Pi_+(J W J)``, ``J = I - 11^T / n``, and the generalized
+        Jacobian is composed with the same congruence.  The row stays, always met."""
+        self.deflate = True
 
     def retarget(self, T: np.ndarray, weight: float) -> None:
         """Make this the dual of ``min weight ||X - T||^2`` (plus ``constant``) over the same
@@ -132,6 +141,8 @@ class EqualityDual:
         W = self.adjoint(y)
         W *= 1.0 / (2.0 * self.c)
         W += self.T
+        if self.deflate:
+            W = centred(W)
         w = Q = None
         if self.psd:
             w, Q = np.linalg.eigh(W)
@@ -182,6 +193,8 @@ class EqualityDual:
                 G = (H @ QS).T  # Q_S^T H, from the sparse H
             else:
                 H = self.adjoint(d)
+                if self.deflate:
+                    H = centred(H)
                 G = QS.T @ H
             B = G @ Q
             U = np.empty_like(B)
@@ -243,10 +256,11 @@ class EqualityDual:
             return None
         return a * np.ones((n, n)) + b * np.eye(n)
 
-    def restore(self, X: np.ndarray) -> np.ndarray | None:
+    def restore(self, X: np.ndarray, rows: bool = False) -> np.ndarray | None:
         """``D^{-1/2} X D^{-1/2}`` exactly feasible, where the only constraints are fixed positive
-        diagonal entries and X's are positive; None elsewhere."""
-        if self.m or np.any(self.i != self.j) or np.any(self.b <= 0):
+        diagonal entries and X's are positive; None elsewhere.  With ``rows``, also where there
+        are rows besides them (the point then meets the diagonal exactly, the rows as it may)."""
+        if (self.m and not rows) or np.any(self.i != self.j) or np.any(self.b <= 0):
             return None
         diagonal = np.diagonal(X)[self.i]
         if np.any(diagonal <= 0):
@@ -257,6 +271,12 @@ class EqualityDual:
         restored *= scale[None, :]
         restored[self.i, self.i] = self.b  # exactly
         return restored
+
+
+def centred(M: np.ndarray) -> np.ndarray:
+    """``J M J`` for ``J = I - 11^T / n``: the symmetric M with its row and column sums removed."""
+    r = M.mean(axis=1)
+    return M - r[:, None] - r[None, :] + r.mean()
 
 
 def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:

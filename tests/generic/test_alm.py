@@ -69,6 +69,34 @@ def test_max_cut_with_a_unique_solution_agrees_with_clarabel_in_the_point():
     check_against_clarabel(problem, cvxclust.solve(problem, method="alm"))
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_min_bisection_agrees_with_clarabel_though_it_has_no_strictly_feasible_point(seed):
+    n = 12 + 2 * seed
+    problem = pc.min_bisection(pc.random_graph(n, 4.0, random_state=seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = cvxclust.solve(problem, method="alm")
+    # sum(X) == 0 under X >> 0 implies X 1 = 0, which the Newton steps' cone holds: a few dozen
+    # iterations (without it the iteration crawls: max_iter)
+    assert result.status == "optimal" and result.iterations <= 60
+    # Clarabel's interior point meets the cone only to about 1e-7 here: its optimum to about 1e-6
+    reference = clarabel(problem)
+    assert abs(result.objective - reference) <= 1e-5 * abs(reference)
+    assert result.dual_bound <= result.objective + 1e-6 * abs(result.objective)  # a point within residual_tol
+    assert max(CvxpyRelaxation(problem).residuals(result.X).values()) <= 1e-6
+    np.testing.assert_allclose(result.X.sum(axis=1), 0.0, atol=1e-8)
+
+
+@pytest.mark.parametrize("must_link", [(), ((0, 1), (2, 3))], ids=["Peng-Wei", "must-link and least size"])
+def test_the_k_means_sdp_with_its_bounds_agrees_with_clarabel(must_link):
+    K = pc.blobs_kernel(14, 3, random_state=4)
+    problem = pc.kmeans_sdp(K, 3, must_link=must_link, min_size=2 if must_link else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = cvxclust.solve(problem, method="alm", max_iter=2000)
+    check_against_clarabel(problem, result, solution_atol=1e-2)
+
+
 @pytest.mark.parametrize("max_iter", [1, 2, 5])
 def test_the_bound_holds_wherever_the_iteration_stops(max_iter):
     problem = pc.max_cut(pc.random_graph(20, 4.0, random_state=1))
