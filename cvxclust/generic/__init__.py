@@ -22,9 +22,9 @@ from .spectral_set import SpectralSet
 from .standard_form import StandardForm, linear_map, standard_form
 from .splitting import Splitting, split
 
-__all__ = ["AugmentedLagrangian", "CvxpyRelaxation", "EqualityDual", "GenericDualNewton", "GenericNewton", "GenericSolver", "SpectralSet",
-           "Splitting", "StandardForm", "alm_form", "choose_method", "equality_form", "linear_map", "nearest_point_form", "solve",
-           "split", "standard_form"]
+__all__ = ["AugmentedLagrangian", "CvxpyRelaxation", "EqualityDual", "GenericDualNewton", "GenericNewton",
+           "GenericSolver", "SpectralSet", "Splitting", "StandardForm", "alm_form", "choose_method",
+           "equality_form", "linear_map", "nearest_point_form", "solve", "split", "standard_form"]
 
 # "structure" is the output structure of the structured estimators; the split of a standard form
 # had that name before

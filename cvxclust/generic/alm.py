@@ -20,7 +20,7 @@ entries fixed by ``L == U``) and ``Z`` of the other bounds (the box B) is, with
 
     \theta_k(y, Z) = b^\top y + \min_{V \in B}\langle Z, V\rangle - w_k \|\Pi_+(W)\|_F^2 + \text{const},
 
-and ``X = Pi_+(W)``.  In y it is the function :class:`~cvxclust.generic.newton.EqualityDual`
+and ``X = Pi_+(W)``.  In y it is the function :class:`~cvxclust.generic.EqualityDual`
 maximises (retargeted to ``T_k + Z / (2 w_k)``, ``w_k``): one semismooth Newton-CG step per
 iteration, one eigendecomposition per trial point.  The n^2 multipliers Z are not handled by
 Newton's method: as in SDPNAL+, the p.s.d. term is majorized in Z (its gradient ``-X`` is
@@ -71,7 +71,7 @@ from ..parameters import Interval
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .certificates import INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test
-from .newton import DualPoint, EqualityDual, centred, newton_step
+from .newton import NEWTON_STEP_PARAMETERS, DualPoint, EqualityDual, centred, inequality_rows, newton_step
 from .restoration import restore
 from .spectral_set import SpectralSet, frobenius_norm
 from .splitting import Splitting, split
@@ -83,14 +83,12 @@ _TINY = 1e-300
 
 
 def alm_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
-    """The :class:`~cvxclust.generic.newton.EqualityDual` of the equalities of ``form`` (its rows
+    """The :class:`~cvxclust.generic.EqualityDual` of the equalities of ``form`` (its rows
     and fixed entries) for :class:`AugmentedLagrangian`, or None and the reason the form is
     outside the method's kind (inequality rows; the bounds are taken)."""
-    inequalities = np.flatnonzero(form.lo != form.hi)
-    if inequalities.size:
-        r = inequalities[0]
-        return None, (f"{inequalities.size} constraint rows are inequalities (row {r}: {form.lo[r]:g} <= A(X) <= "
-                      f"{form.hi[r]:g}): only affine equalities and entrywise bounds are taken")
+    reason = inequality_rows(form)
+    if reason:
+        return None, f"{reason}: only affine equalities and entrywise bounds are taken"
     return EqualityDual(form), ""
 
 
@@ -164,11 +162,11 @@ class AugmentedLagrangian(IterativeSolver):
     Parameters
     ----------
     relaxation : Relaxation
-        The problem (its :meth:`~cvxclust.Relaxation.standard_form`).
+        The problem, read into its :meth:`~cvxclust.Relaxation.standard_form`.
     tol, residual_tol, max_iter, time_limit, check_every, verbose
-        As for every solver (:class:`cvxclust.solvers.IterativeSolver`); an iteration is one
-        Newton step (with the box step before it where there is a box), certified at the end of
-        every subproblem and every ``check_every`` iterations.
+        The options of every solver (:class:`cvxclust.solvers.IterativeSolver`).  An iteration
+        is one Newton step (with the box step before it where there is a box); a check comes at
+        the end of a subproblem whose gap may pass ``tol``, and every ``check_every`` iterations.
     sigma : float or None
         The first proximal step; None scales it to the problem (``||X_0|| / ||C||``).
     sigma_growth : float
@@ -197,12 +195,7 @@ class AugmentedLagrangian(IterativeSolver):
         "sigma_growth": Param(3.0, [Interval(Real, 1, None, closed="left")]),
         "inner_max_iter": Param(30, [Interval(Integral, 1, None, closed="left")]),
         "accelerate": Param(True, ["boolean"]),
-        "cg_tol": Param(1e-2, POSITIVE),
-        "cg_max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
-    }
-
-    def size(self) -> int:
-        return self.relaxation.standard_form().n
+    } | NEWTON_STEP_PARAMETERS
 
     # -- set-up ---------------------------------------------------------------------------------
     def init_state(self):
@@ -210,8 +203,8 @@ class AugmentedLagrangian(IterativeSolver):
         dual, reason = alm_form(form)
         if dual is None:
             raise ValueError(f"method='alm' does not apply to this problem: {reason} (use method='generic')")
-        parts = split(form)
-        n, spectral = form.n, parts.spectral
+        n, parts = form.n, split(form)
+        spectral = parts.spectral
         deflated = zero_sum_row(form) is not None and spectral.beta is None
         if deflated:  # X 1 = 0 implied: the cone of the Newton steps and the bounds' set hold it
             dual.deflate_row_sums()
@@ -237,6 +230,9 @@ class AugmentedLagrangian(IterativeSolver):
         y = np.zeros(dual.size) if state.infeasibility is not None else dual.start()
         state.point = dual.evaluate(y if np.isfinite(y).all() else np.zeros(dual.size))
         return state
+
+    def size(self) -> int:
+        return self.relaxation.standard_form().n
 
     def _retarget(self, state) -> None:
         """The subproblem of the current centre and sigma, at the current Z."""

@@ -290,12 +290,25 @@ def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
         i, j = np.argwhere(bounded)[0]
         return None, (f"X[{i}, {j}] has a bound that is not an equality ({form.L[i, j]:g} <= X[{i}, {j}] <= "
                       f"{form.U[i, j]:g}): only entries fixed to a value are taken")
+    reason = inequality_rows(form)
+    return (None, f"{reason}: only affine equalities are taken") if reason else (EqualityDual(form), "")
+
+
+def inequality_rows(form: StandardForm) -> str:
+    """What says that ``form`` has rows that are not equalities (``lo < hi``), or ``""``."""
     inequalities = np.flatnonzero(form.lo != form.hi)
-    if inequalities.size:
-        r = inequalities[0]
-        return None, (f"{inequalities.size} constraint rows are inequalities (row {r}: {form.lo[r]:g} <= A(X) <= "
-                      f"{form.hi[r]:g}): only affine equalities are taken")
-    return EqualityDual(form), ""
+    if not inequalities.size:
+        return ""
+    r = inequalities[0]
+    return (f"{inequalities.size} constraint rows are inequalities (row {r}: {form.lo[r]:g} <= A(X) <= "
+            f"{form.hi[r]:g})")
+
+
+#: the options of :func:`newton_step`, for the methods that take its steps
+NEWTON_STEP_PARAMETERS = {
+    "cg_tol": Param(1e-2, POSITIVE),
+    "cg_max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
+}
 
 
 def newton_step(dual: EqualityDual, point: DualPoint, cg_tol: float, cg_max_iter: int):
@@ -374,8 +387,7 @@ class GenericNewton(IterativeSolver):
     parameters = IterativeSolver.parameters | {
         "max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
         "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
-        "cg_tol": Param(1e-2, POSITIVE),
-        "cg_max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
+        **NEWTON_STEP_PARAMETERS,
     }
 
     def size(self) -> int:
