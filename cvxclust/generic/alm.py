@@ -189,7 +189,7 @@ class AugmentedLagrangian(IterativeSolver):
 
     method = "alm"
     parameters = IterativeSolver.parameters | {
-        "max_iter": Param(500, [Interval(Integral, 1, None, closed="left")]),
+        "max_iter": Param(2000, [Interval(Integral, 1, None, closed="left")]),
         "check_every": Param(10, [Interval(Integral, 1, None, closed="left")]),
         "sigma": Param(None, [None, *POSITIVE]),
         "sigma_growth": Param(3.0, [Interval(Real, 1, None, closed="left")]),
@@ -285,7 +285,8 @@ class AugmentedLagrangian(IterativeSolver):
         rule: a larger sigma shrinks the dual residual faster, and makes the subproblem harder)."""
         form, X = state.form, state.point.X
         primal = max(residual, box_move) / (1.0 + frobenius_norm(X))
-        dual = frobenius_norm(X - state.centre) / (state.sigma * (1.0 + frobenius_norm(form.C)))
+        # over ||C||, not 1 + ||C||: sigma scales as 1 / C, and so must the rule (data of any magnitude)
+        dual = frobenius_norm(X - state.centre) / (state.sigma * max(frobenius_norm(form.C), _TINY))
         if dual > 2.0 * primal:
             state.sigma *= self.sigma_growth
         elif primal > 2.0 * dual:

@@ -97,6 +97,18 @@ def test_the_k_means_sdp_with_its_bounds_agrees_with_clarabel(must_link):
     check_against_clarabel(problem, result, solution_atol=1e-2)
 
 
+@pytest.mark.parametrize("scale", [1e-200, 1e100])
+def test_data_of_any_magnitude_solve_as_at_scale_one(scale):
+    # the rule of sigma once compared ||X - X_k|| / sigma with 1 + ||C||: at 1e-200 sigma shrank
+    # without end and the iteration ran to max_iter
+    W = pc.random_graph(14, 3.0, random_state=5)
+    one = cvxclust.solve(pc.max_cut(W), method="alm")
+    scaled = cvxclust.solve(pc.max_cut(W * scale), method="alm")
+    assert scaled.status == one.status == "optimal"
+    assert scaled.objective / scale == pytest.approx(one.objective, rel=1e-6)
+    assert scaled.dual_bound / scale == pytest.approx(one.dual_bound, rel=1e-5)
+
+
 @pytest.mark.parametrize("max_iter", [1, 2, 5])
 def test_the_bound_holds_wherever_the_iteration_stops(max_iter):
     problem = pc.max_cut(pc.random_graph(20, 4.0, random_state=1))
