@@ -30,19 +30,27 @@ Newton's method: as in SDPNAL+, the p.s.d. term is majorized in Z (its gradient 
 
     Z \leftarrow Z - 2 w_k X + 2 w_k\,\Pi_B\big(X - Z / (2 w_k)\big),
 
-alternating with the Newton steps in y.  The multipliers ``(y, Z)`` carry over from one
-subproblem to the next (they are the dual iterates of the augmented Lagrangian method, X its
-multiplier).  A subproblem ends when its residuals, ``||A(X) - b||`` and the move of the box
-step ``||X - Pi_B(X - Z / (2 w))||``, are below a fraction of the proximal move
-``||X - X_k||`` (the criterion (B) of Rockafellar); then ``sigma`` grows (a larger step,
-a harder subproblem) unless the subproblem took many Newton steps.
+extrapolated as in Nesterov's method (restarted with each subproblem) and alternating with the
+Newton steps in y.  The multipliers ``(y, Z)`` carry over from one subproblem to the next (they
+are the dual iterates of the augmented Lagrangian method, X its multiplier).  A subproblem ends
+when its residuals, ``||A(X) - b||`` and the move of the box step, are below a tenth of the
+proximal move ``||X - X_k||`` (the criterion (B) of Rockafellar), or after ``inner_max_iter``
+Newton steps; then ``sigma`` grows or shrinks by ``sigma_growth`` to balance the relative primal
+residual against the dual one, ``||X_{k+1} - X_k|| / (sigma ||C||)`` (the rule of SDPNAL).
+
+Where a row ``<11^T, X> = 0`` stands under ``X >> 0`` (the minimum-bisection SDP, which has no
+strictly feasible point), it implies ``X 1 = 0``: the Newton steps then project ``J W J``
+(``J = I - 11^T / n``), so that every iterate meets it, and the bound minimises over the
+matrices with zero row sums; without this the iteration crawls.
 
 **Certificate.**  At every check the bound of :func:`cvxclust.generic.certificates.bound_at` at
 the multipliers (``y`` of the rows, ``Z`` plus the fixed entries' multipliers as the box
 multiplier) bounds the optimum whatever the iteration's accuracy: for a linear objective it is
 ``b^T y + min_B <Lambda, V> + tau * min(0, lambda_min(C - A^* y - Lambda))`` under a trace
 bound ``tau`` (fixed or implied by the bounds on the diagonal), the bound of an extreme
-eigenvalue.  The point is ``X = Pi_+(W)``, p.s.d. by construction; where the rows are fixed
+eigenvalue.  A check comes at the end of a subproblem whose step promises a gap within
+``10 tol`` (the bound loses about ``tau ||X_{k+1} - X_k|| / sigma``), and every ``check_every``
+iterations.  The point is ``X = Pi_+(W)``, p.s.d. by construction; where the rows are fixed
 positive diagonal entries it is scaled by ``D^{-1/2}`` to meet them exactly (which keeps it
 p.s.d. and keeps the signs of its entries), and where the eigendecomposition's set S
 (common row sums, the trace) holds every other row it is moved onto S's affine constraints

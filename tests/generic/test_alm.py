@@ -139,6 +139,18 @@ def test_contradicting_rows_are_certified_infeasible():
     assert result.extras["infeasibility"]["bound"] > 0
 
 
+def test_constraints_the_cone_contradicts_are_certified_infeasible_along_the_multipliers():
+    n = 6
+    X = cp.Variable((n, n), symmetric=True)
+    C = np.arange(n * n, dtype=float).reshape(n, n)
+    # a 2 x 2 minor 1 - 4 < 0: no p.s.d. point, though the rows alone hold
+    problem = cp.Problem(cp.Minimize(cp.trace((C + C.T) @ X)), [X >> 0, cp.diag(X) == 1, X[0, 1] == 2])
+    with pytest.warns(ConvergenceWarning, match="infeasible"):
+        result = cvxclust.solve(problem)
+    assert result.method == "alm" and result.status == "infeasible"
+    assert result.extras["infeasibility"]["bound"] > 0
+
+
 def test_inequality_rows_are_refused_with_the_part_named():
     n = 5
     X = cp.Variable((n, n), symmetric=True)
