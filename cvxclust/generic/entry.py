@@ -15,10 +15,10 @@ from .._checks import check_square_matrix
 from .._progress import call_clock
 from .._relaxation import Relaxation
 from ..result import Result
-from .alm import AugmentedLagrangian, alm_form
+from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
 from .dual_newton import GenericDualNewton, nearest_point_form
-from .newton import GenericNewton, equality_form
+from .newton import GenericNewton, equality_form, inequality_rows
 from .solver import GenericSolver
 from .splitting import bounds_the_trace
 from .standard_form import standard_form
@@ -71,7 +71,7 @@ def _alm_reason(form) -> str | None:
     """Why ``"alm"`` is picked for ``form`` (:func:`choose_method`), or None where it is not."""
     fixed = np.isfinite(form.L) & (form.L == form.U)
     boxed = (np.isfinite(form.L) | np.isfinite(form.U)) & ~fixed
-    if form.c > 0 or not form.psd or boxed.any() or alm_form(form)[0] is None or not bounds_the_trace(form) \
+    if form.c > 0 or not form.psd or boxed.any() or inequality_rows(form) or not bounds_the_trace(form) \
             or contradicting_rows(form) is not None:
         return None
     return "linear objective, X >> 0, affine equalities and a bounded trace: alm"
@@ -130,7 +130,7 @@ class CvxpyRelaxation(Relaxation):
             methods.remove("dual-newton")
         if equality_form(self.standard_form())[0] is None:
             methods.remove("newton")
-        if alm_form(self.standard_form())[0] is None:
+        if inequality_rows(self.standard_form()):  # alm_form's test, without building its dual
             methods.remove("alm")
         return methods
 
