@@ -36,8 +36,7 @@ are the dual iterates of the augmented Lagrangian method, X its multiplier).  A 
 when its residuals, ``||A(X) - b||`` and the move of the box step, are below a tenth of the
 proximal move ``||X - X_k||`` (the criterion (B) of Rockafellar), or after ``inner_max_iter``
 Newton steps; then ``sigma`` grows or shrinks by ``sigma_growth`` to balance the relative primal
-residual against the dual one, ``||X_{k+1} - X_k|| / (sigma ||C||)`` (the rule of SDPNAL),
-and grows after a subproblem that one Newton step solved.
+residual against the dual one, ``||X_{k+1} - X_k|| / (sigma ||C||)`` (the rule of SDPNAL).
 
 Where a row ``<11^T, X> = 0`` stands under ``X >> 0`` (the minimum-bisection SDP, which has no
 strictly feasible point), it implies ``X 1 = 0``: the Newton steps then project ``J W J``
@@ -291,14 +290,12 @@ class AugmentedLagrangian(IterativeSolver):
     def _next_subproblem(self, state, residual: float, box_move: float) -> None:
         """Move the proximal centre to the subproblem's point; balance sigma between the relative
         primal residual (the subproblem's) and the dual one ``||X - X_k|| / sigma`` (SDPNAL's
-        rule: a larger sigma shrinks the dual residual faster, and makes the subproblem harder),
-        and grow it after a subproblem one Newton step solved (fewer outer iterations, each of
-        which costs an eigendecomposition of its own)."""
+        rule: a larger sigma shrinks the dual residual faster, and makes the subproblem harder)."""
         form, X = state.form, state.point.X
         primal = max(residual, box_move) / (1.0 + frobenius_norm(X))
         # over ||C||, not 1 + ||C||: sigma scales as 1 / C, and so must the rule (data of any magnitude)
         dual = frobenius_norm(X - state.centre) / (state.sigma * max(frobenius_norm(form.C), _TINY))
-        if dual > 2.0 * primal or state.inner <= 1:  # or a subproblem one Newton step solved: a larger step
+        if dual > 2.0 * primal:
             state.sigma *= self.sigma_growth
         elif primal > 2.0 * dual:
             state.sigma /= self.sigma_growth
