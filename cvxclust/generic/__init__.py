@@ -13,6 +13,7 @@ from .._deprecation import module_getattr
 from .._progress import call_clock
 from .._relaxation import Relaxation
 
+from .alm import AugmentedLagrangian, alm_form
 from .dual_newton import GenericDualNewton, nearest_point_form
 from .entry import CvxpyRelaxation, choose_method, solve
 from .newton import EqualityDual, GenericNewton, equality_form
@@ -21,9 +22,9 @@ from .spectral_set import SpectralSet
 from .standard_form import StandardForm, linear_map, standard_form
 from .splitting import Splitting, split
 
-__all__ = ["CvxpyRelaxation", "EqualityDual", "GenericDualNewton", "GenericNewton", "GenericSolver", "SpectralSet",
-           "Splitting", "StandardForm", "choose_method", "equality_form", "linear_map", "nearest_point_form", "solve",
-           "split", "standard_form"]
+__all__ = ["AugmentedLagrangian", "CvxpyRelaxation", "EqualityDual", "GenericDualNewton", "GenericNewton",
+           "GenericSolver", "SpectralSet", "Splitting", "StandardForm", "alm_form", "choose_method",
+           "equality_form", "linear_map", "nearest_point_form", "solve", "split", "standard_form"]
 
 # "structure" is the output structure of the structured estimators; the split of a standard form
 # had that name before

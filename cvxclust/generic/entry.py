@@ -15,10 +15,12 @@ from .._checks import check_square_matrix
 from .._progress import call_clock
 from .._relaxation import Relaxation
 from ..result import Result
+from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
 from .dual_newton import GenericDualNewton, nearest_point_reason
-from .newton import GenericNewton, equality_form
+from .newton import GenericNewton, equality_form, inequality_rows
 from .solver import GenericSolver
+from .splitting import bounds_the_trace
 from .standard_form import standard_form
 
 __all__ = ["CvxpyRelaxation", "choose_method", "solve"]
@@ -35,6 +37,11 @@ def choose_method(form) -> tuple[str, str]:
       no finite upper bound (``X >= 0`` with row sums, as the SDP (7)): ``"dual-newton"``; with
       upper bounds (``diag(X) <= u``) its accelerated gradient on the p.s.d. multiplier takes
       hundreds of iterations where the ADMM takes a few dozen, so those go to ``"generic"``;
+    * a linear objective (``c = 0``) under ``X >> 0`` whose rows are equalities and whose
+      constraints bound the trace (fixed diagonal entries, a trace row), with no other bound on
+      the entries (max-cut, min-bisection): ``"alm"``, the augmented Lagrangian method with
+      semismooth Newton subproblems (:mod:`cvxclust.generic.alm`), which needs a few dozen
+      eigendecompositions where the ADMM needs hundreds;
     * everything else: ``"generic"``.
 
     Each method is chosen only where it takes the problem, so the choice never refuses a
@@ -49,12 +56,25 @@ def choose_method(form) -> tuple[str, str]:
         reason = nearest_point_reason(form)
     except ValueError as error:  # the splitting's own checks: the generic solver says it again
         reason = str(error)
+    alm = _alm_reason(form)
+    if alm is not None:
+        return "alm", alm
     if not reason and not np.isfinite(form.U).any():
         return "dual-newton", (f"nearest-point problem with no upper bound, not of newton's kind ({why_not}): "
                                "dual-newton")
     if not reason:
         reason = "its upper bounds slow the dual Newton's gradient on the cone down"
     return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
+
+
+def _alm_reason(form) -> str | None:
+    """Why ``"alm"`` is picked for ``form`` (:func:`choose_method`), or None where it is not."""
+    fixed = np.isfinite(form.L) & (form.L == form.U)
+    boxed = (np.isfinite(form.L) | np.isfinite(form.U)) & ~fixed
+    if form.c > 0 or not form.psd or boxed.any() or inequality_rows(form) or not bounds_the_trace(form) \
+            or contradicting_rows(form) is not None:
+        return None
+    return "linear objective, X >> 0, affine equalities and a bounded trace: alm"
 
 
 class CvxpyRelaxation(Relaxation):
@@ -102,13 +122,16 @@ class CvxpyRelaxation(Relaxation):
 
     def scalable_methods(self) -> list[str]:
         """``"generic"``, ``"dual-newton"`` where the problem is a nearest-point problem
-        (:func:`~cvxclust.generic.nearest_point_form`) and ``"newton"`` where its constraints are
-        ``X >> 0`` and affine equalities (:func:`~cvxclust.generic.equality_form`)."""
+        (:func:`~cvxclust.generic.nearest_point_form`), ``"newton"`` where its constraints are
+        ``X >> 0`` and affine equalities (:func:`~cvxclust.generic.equality_form`) and ``"alm"``
+        where its rows are equalities (:func:`~cvxclust.generic.alm_form`)."""
         methods = super().scalable_methods()
         if nearest_point_reason(self.standard_form()):
             methods.remove("dual-newton")
         if equality_form(self.standard_form())[0] is None:
             methods.remove("newton")
+        if inequality_rows(self.standard_form()):  # alm_form's test, without building its dual
+            methods.remove("alm")
         return methods
 
     def solve(self, method: str = "auto", **options) -> Result:
@@ -147,6 +170,7 @@ class CvxpyRelaxation(Relaxation):
 CvxpyRelaxation.register_solver("generic", GenericSolver)
 CvxpyRelaxation.register_solver("dual-newton", GenericDualNewton)
 CvxpyRelaxation.register_solver("newton", GenericNewton)
+CvxpyRelaxation.register_solver("alm", AugmentedLagrangian)
 
 
 def solve(problem, method: str = "auto", **options) -> Result:
@@ -171,12 +195,17 @@ def solve(problem, method: str = "auto", **options) -> Result:
     the cone barely moves the optimum it needs a few eigendecompositions where the ADMM needs
     dozens; where it moves it far, many more.
 
+    ``method="alm"`` solves the problems whose rows are equalities (entrywise bounds allowed) by
+    an augmented Lagrangian method on the dual whose subproblems are solved by semismooth
+    Newton-CG (:mod:`cvxclust.generic.alm`); ``"auto"`` picks it for a linear objective under
+    ``X >> 0`` and equalities that bound the trace (max-cut, min-bisection).
+
     Parameters
     ----------
     problem : cvxpy.Problem
         The problem; it is not solved by cvxpy, and its variable's value is not set (use
         ``problem.solve(method="cvxclust")`` for that).
-    method : {"auto", "generic", "dual-newton", "newton"}
+    method : {"auto", "generic", "dual-newton", "newton", "alm"}
         The solver.
     **options
         Options of :class:`~cvxclust.generic.GenericSolver`: ``tol`` (certified relative gap,
@@ -184,7 +213,9 @@ def solve(problem, method: str = "auto", **options) -> Result:
         ``verbose``, ``rho``, ``alpha``, ``mu``, ``adapt_every``, ``partial_eig``, ``warm_start``
         (a previous Result); for ``"dual-newton"`` those of
         :class:`~cvxclust.dual_newton.DualNewtonSolver`; for ``"newton"`` those of
-        :class:`~cvxclust.generic.GenericNewton`.  With ``"auto"``, options of the chosen method.
+        :class:`~cvxclust.generic.GenericNewton`; for ``"alm"`` those of
+        :class:`~cvxclust.generic.AugmentedLagrangian`.  With ``"auto"``, options of the
+        chosen method.
 
     Returns
     -------

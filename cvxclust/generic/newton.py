@@ -79,7 +79,7 @@ class EqualityDual:
         n = form.n
         self.form = form
         self.n, self.c, self.psd, self.constant = n, form.c, form.psd, form.constant
-        self.T = -form.C / (2.0 * form.c)
+        self.T = -form.C / (2.0 * form.c) if form.c > 0 else np.zeros((n, n))
         self.A = sp.csr_matrix(form.A)
         self.m = form.m
         fixed = np.triu(np.isfinite(form.L) & (form.L == form.U))
@@ -90,6 +90,22 @@ class EqualityDual:
         # the rows' entries squared, for the preconditioner of every Newton step
         self.row_squares = self.A.multiply(self.A).tocsr()
         self.eigh_count = 0
+        #: project W onto the matrices with zero row sums before the cone (:meth:`deflate_row_sums`)
+        self.deflate = False
+
+    def deflate_row_sums(self) -> None:
+        """Take ``X 1 = 0`` as a constraint of the cone, where the equalities imply it (a row
+        ``<11^T, X> = 0`` under ``X >> 0``, as in the minimum-bisection SDP, which then has no
+        strictly feasible point): ``X = Pi_+(J W J)``, ``J = I - 11^T / n``, and the generalized
+        Jacobian is composed with the same congruence.  The row stays, always met."""
+        self.deflate = True
+
+    def retarget(self, T: np.ndarray, weight: float) -> None:
+        """Make this the dual of ``min weight ||X - T||^2`` (plus ``constant``) over the same
+        constraints: the subproblem of a proximal point or augmented Lagrangian method
+        (:mod:`cvxclust.generic.alm`), whose target and weight change from one subproblem to the
+        next while the rows stay."""
+        self.T, self.c = T, float(weight)
 
     @property
     def size(self) -> int:
@@ -127,6 +143,8 @@ class EqualityDual:
         W = self.adjoint(y)
         W *= 1.0 / (2.0 * self.c)
         W += self.T
+        if self.deflate:
+            W = centred(W)
         w = Q = None
         if self.psd:
             w, Q = np.linalg.eigh(W)
@@ -177,6 +195,8 @@ class EqualityDual:
                 G = (H @ QS).T  # Q_S^T H, from the sparse H
             else:
                 H = self.adjoint(d)
+                if self.deflate:
+                    H = centred(H)
                 G = QS.T @ H
             B = G @ Q
             U = np.empty_like(B)
@@ -244,6 +264,12 @@ class EqualityDual:
         return scale_to_diagonal(self.form, X)
 
 
+def centred(M: np.ndarray) -> np.ndarray:
+    """``J M J`` for ``J = I - 11^T / n``: the symmetric M with its row and column sums removed."""
+    r = M.mean(axis=1)
+    return M - r[:, None] - r[None, :] + r.mean()
+
+
 def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
     """The :class:`EqualityDual` of ``form``, or None and the reason the form is not of the kind
     of :class:`GenericNewton` (a squared Frobenius term, ``X >> 0`` and affine equalities only)."""
@@ -255,12 +281,56 @@ def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
         i, j = np.unravel_index(np.argmax(bounded), bounded.shape)  # the first, without listing them all
         return None, (f"X[{i}, {j}] has a bound that is not an equality ({form.L[i, j]:g} <= X[{i}, {j}] <= "
                       f"{form.U[i, j]:g}): only entries fixed to a value are taken")
+    reason = inequality_rows(form)
+    return (None, f"{reason}: only affine equalities are taken") if reason else (EqualityDual(form), "")
+
+
+def inequality_rows(form: StandardForm) -> str:
+    """What says that ``form`` has rows that are not equalities (``lo < hi``), or ``""``."""
     inequalities = np.flatnonzero(form.lo != form.hi)
-    if inequalities.size:
-        r = inequalities[0]
-        return None, (f"{inequalities.size} constraint rows are inequalities (row {r}: {form.lo[r]:g} <= A(X) <= "
-                      f"{form.hi[r]:g}): only affine equalities are taken")
-    return EqualityDual(form), ""
+    if not inequalities.size:
+        return ""
+    r = inequalities[0]
+    return (f"{inequalities.size} constraint rows are inequalities (row {r}: {form.lo[r]:g} <= A(X) <= "
+            f"{form.hi[r]:g})")
+
+
+#: the options of :func:`newton_step`, for the methods that take its steps
+NEWTON_STEP_PARAMETERS = {
+    "cg_tol": Param(1e-2, POSITIVE),
+    "cg_max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
+}
+
+
+def newton_step(dual: EqualityDual, point: DualPoint, cg_tol: float, cg_max_iter: int):
+    """One semismooth Newton-CG step on ``theta`` from ``point`` (module docstring): the direction
+    by preconditioned conjugate gradients to ``min(cg_tol, ||grad||)``, then Armijo's rule.
+    Returns ``(candidate, cg_iterations, step, trials)``; ``candidate`` is None where the line
+    search found no ascent (rounding)."""
+    g = point.gradient
+    norm = float(np.linalg.norm(g))
+    hessian = dual.hessian(point)
+    diagonal = dual.preconditioner(point)
+    # a small multiple of the curvature keeps the system definite where J is singular
+    shift = min(1e-4, norm) * max(float(np.mean(diagonal)), 1e-300) if diagonal.size else 0.0
+    system = LinearOperator(hessian.shape, matvec=lambda d: hessian.matvec(d) + shift * d, dtype=float)
+    counter = [0]
+
+    def count(_):
+        counter[0] += 1
+
+    direction, _ = cg(system, g, rtol=min(cg_tol, norm), maxiter=cg_max_iter, callback=count,
+                      M=LinearOperator(hessian.shape, matvec=lambda x: x / (diagonal + shift), dtype=float))
+    slope = float(g @ direction)
+    t = 1.0
+    for trials in range(1, 41):
+        candidate = dual.evaluate(point.y + t * direction)
+        # Armijo on theta (maximised); near the optimum its increase drowns in rounding, so a
+        # halved gradient also passes
+        if candidate.value >= point.value + 1e-4 * t * slope or np.linalg.norm(candidate.gradient) <= 0.5 * norm:
+            return candidate, counter[0], t, trials
+        t *= 0.5
+    return None, counter[0], 0.0, 40
 
 
 @dataclass(kw_only=True, eq=False)
@@ -308,8 +378,7 @@ class GenericNewton(IterativeSolver):
     parameters = IterativeSolver.parameters | {
         "max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
         "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
-        "cg_tol": Param(1e-2, POSITIVE),
-        "cg_max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
+        **NEWTON_STEP_PARAMETERS,
     }
 
     def size(self) -> int:
@@ -323,41 +392,17 @@ class GenericNewton(IterativeSolver):
         return NewtonState(dual=dual, point=dual.evaluate(dual.start()))
 
     def step(self, state, iteration):
-        dual, point = state.dual, state.point
-        g = point.gradient
-        norm = float(np.linalg.norm(g))
-        hessian = dual.hessian(point)
-        diagonal = dual.preconditioner(point)
-        # a small multiple of the curvature keeps the system definite where J is singular
-        shift = min(1e-4, norm) * max(float(np.mean(diagonal)), 1e-300) if diagonal.size else 0.0
-        system = LinearOperator(hessian.shape, matvec=lambda d: hessian.matvec(d) + shift * d, dtype=float)
-        counter = [0]
-
-        def count(_):
-            counter[0] += 1
-
-        direction, _ = cg(system, g, rtol=min(self.cg_tol, norm), maxiter=self.cg_max_iter, callback=count,
-                          M=LinearOperator(hessian.shape, matvec=lambda x: x / (diagonal + shift), dtype=float))
-        slope = float(g @ direction)
-        t, trials = 1.0, 0
-        for _ in range(40):
-            trials += 1
-            candidate = dual.evaluate(point.y + t * direction)
-            # Armijo on theta (maximised); near the optimum its increase drowns in rounding, so a
-            # halved gradient also passes
-            if candidate.value >= point.value + 1e-4 * t * slope or \
-                    np.linalg.norm(candidate.gradient) <= 0.5 * norm:
-                break
-            t *= 0.5
-        else:
+        candidate, cg_iterations, t, trials = newton_step(state.dual, state.point, self.cg_tol, self.cg_max_iter)
+        norm = float(np.linalg.norm(state.point.gradient))
+        if candidate is None:
             self.stall("the line search found no ascent of the dual function (rounding)")
-            return {"cg_iterations": counter[0], "step": 0.0, "gradient_norm": norm}
+            return {"cg_iterations": cg_iterations, "step": 0.0, "gradient_norm": norm}
         if np.linalg.norm(candidate.gradient) > norm:
             self.check_consistent(state)  # no progress to feasibility: are the constraints contradictory?
         state.point = candidate
-        state.cg_total += counter[0]
+        state.cg_total += cg_iterations
         state.line_search_total += trials
-        return {"cg_iterations": counter[0], "step": t, "gradient_norm": float(np.linalg.norm(candidate.gradient))}
+        return {"cg_iterations": cg_iterations, "step": t, "gradient_norm": float(np.linalg.norm(candidate.gradient))}
 
     def drive(self, state) -> None:
         super().drive(state)

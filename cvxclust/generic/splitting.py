@@ -16,7 +16,7 @@ from .compact import off_and_diagonal, row_sums_matrix
 from .standard_form import StandardForm
 from .ties import TiedEntries, tied_rows
 
-__all__ = ["Splitting", "outline", "split"]
+__all__ = ["Splitting", "bounds_the_trace", "outline", "split", "zero_total_row"]
 
 # relative accuracy at which two coefficients are the same number
 _SAME = 1e-10
@@ -59,8 +59,8 @@ def split(form: StandardForm, *, partial: bool = True, project_centre: bool = Tr
     absorbed = {}
     beta, rows = _common_row_sums(form)
     if beta is None and form.psd:
-        rows = _zero_total(form)
-        beta = None if rows is None else 0.0
+        row = zero_total_row(form)
+        rows, beta = (None, None) if row is None else ([row], 0.0)
     row_sums = beta
     if beta is not None and (beta >= 0 or not form.psd):
         keep[rows] = False
@@ -108,6 +108,19 @@ def _kept_rows(form: StandardForm, keep: np.ndarray):
     A, lo, hi = form.rows.select(keep).tocsr(), form.lo[keep], form.hi[keep]
     order = np.argsort(lo != hi, kind="stable")
     return A[order], lo[order], hi[order]
+
+
+def bounds_the_trace(form: StandardForm) -> bool:
+    """Whether the constraints of ``form`` bound ``tr X`` (finite upper bounds on the diagonal,
+    a trace row, or equality rows that fix it), which a certificate of a linear objective under
+    ``X >> 0`` needs (:func:`~cvxclust.generic.certificates.bound_at`); read without an
+    eigendecomposition."""
+    if np.isfinite(np.diag(form.U)).all():
+        return True
+    sparse, where = form.rows.sparse_part()  # a row of the trace is in a sparse block
+    if _trace_row(sparse, form.lo[where], form.hi[where], np.ones(where.size, dtype=bool), form.n)[2] is not None:
+        return True
+    return _implied_trace(form) is not None
 
 
 def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
@@ -180,8 +193,8 @@ def _common(n: int, i: np.ndarray, rows: np.ndarray, values: np.ndarray):
     return beta, rows
 
 
-def _zero_total(form: StandardForm):
-    """``[row]`` for an equality row ``a 1^T X 1 = 0``, else None: under ``X >> 0`` it states
+def zero_total_row(form: StandardForm) -> int | None:
+    """The index of an equality row ``a 1^T X 1 = 0``, else None: under ``X >> 0`` it states
     ``X 1 = 0`` (``1^T X 1 = ||X^{1/2} 1||^2``), row sums the eigendecomposition enforces (the
     minimum bisection's ``sum(X) == 0``)."""
     n = form.n
@@ -190,7 +203,7 @@ def _zero_total(form: StandardForm):
     for r in np.flatnonzero((form.lo[where] == 0) & (form.hi[where] == 0) & (count == n * n)):
         data = A.data[A.indptr[r]:A.indptr[r + 1]]
         if np.abs(data - data[0]).max() <= _SAME * abs(data[0]):
-            return [where[r]]
+            return int(where[r])
     return None
 
 
