@@ -32,18 +32,6 @@ import numpy as np
 from _harness import RESULTS, eigh_seconds, environment, fmt, markdown_table, options_record, run_case, write_results
 
 
-def perturbed_correlation(n: int, alpha: float, seed: int, rank: int) -> np.ndarray:
-    """A random correlation matrix C of rank ``rank``, perturbed: ``(1 - alpha) C + alpha E`` with
-    E uniform in [-1, 1], symmetric, and a unit diagonal."""
-    rng = np.random.default_rng(seed)
-    B = rng.standard_normal((n, rank))
-    B /= np.linalg.norm(B, axis=1, keepdims=True)
-    E = rng.uniform(-1.0, 1.0, (n, n))
-    G = (1.0 - alpha) * (B @ B.T) + alpha * (E + E.T) / 2.0
-    np.fill_diagonal(G, 1.0)
-    return G
-
-
 def qi_sun(G: np.ndarray, tol: float, max_iter: int = 100) -> dict:
     """The nearest correlation matrix to G by the semismooth Newton method of Qi and Sun."""
     n, count = len(G), [0]
@@ -123,8 +111,11 @@ def qi_sun(G: np.ndarray, tol: float, max_iter: int = 100) -> dict:
 
 
 def case(n: int, method: str, alpha: float, seed: int, rank: int, tol: float) -> dict:
-    """One solve of the nearest correlation matrix to :func:`perturbed_correlation`."""
-    G = perturbed_correlation(n, alpha, seed, rank)
+    """One solve of the nearest correlation matrix to
+    :func:`cvxclust.problem_classes.perturbed_correlation`."""
+    from cvxclust.problem_classes import perturbed_correlation
+
+    G = perturbed_correlation(n, alpha=alpha, rank=rank, random_state=seed)
     if method == "qi-sun":
         return qi_sun(G, tol)
     import cvxpy as cp
