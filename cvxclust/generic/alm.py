@@ -79,9 +79,9 @@ from ..parameters import Interval
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .certificates import INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test
-from .newton import NEWTON_STEP_PARAMETERS, DualPoint, EqualityDual, centred, inequality_rows, newton_step
+from .newton import NEWTON_STEP_PARAMETERS, DualPoint, EqualityDual, inequality_rows, newton_step
 from .restoration import restore
-from .spectral_set import SpectralSet, frobenius_norm
+from .spectral_set import SpectralSet, centred, frobenius_norm
 from .splitting import Splitting, split, zero_total_row
 from .standard_form import StandardForm
 
@@ -202,9 +202,8 @@ class AugmentedLagrangian(IterativeSolver):
         n, parts = form.n, split(form)
         spectral = parts.spectral
         deflated = form.psd and zero_total_row(form) is not None
-        if deflated:  # X 1 = 0 implied: the cone of the Newton steps and the bounds' set hold it
+        if deflated:  # X 1 = 0 implied: the cone of the Newton steps holds it (the splitting's set does)
             dual.deflate_row_sums()
-            spectral = SpectralSet(n, psd=True, beta=0.0, trace=spectral.trace, trace_max=spectral.trace_max)
         fixed = np.isfinite(form.L) & (form.L == form.U)
         lower, upper = np.where(fixed, -np.inf, form.L), np.where(fixed, np.inf, form.U)
         finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)

@@ -46,6 +46,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .restoration import scale_to_diagonal
+from .spectral_set import centred
 from .standard_form import StandardForm
 from . import splitting
 
@@ -262,12 +263,6 @@ class EqualityDual:
         """``D^{-1/2} X D^{-1/2}`` exactly feasible, where the only constraints are fixed positive
         diagonal entries (:func:`~cvxclust.generic.restoration.scale_to_diagonal`); None elsewhere."""
         return scale_to_diagonal(self.form, X)
-
-
-def centred(M: np.ndarray) -> np.ndarray:
-    """``J M J`` for ``J = I - 11^T / n``: the symmetric M with its row and column sums removed."""
-    r = M.mean(axis=1)
-    return M - r[:, None] - r[None, :] + r.mean()
 
 
 def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..linalg import PSDProjector, eigh_subset
 
-__all__ = ["SpectralSet", "frobenius_norm"]
+__all__ = ["SpectralSet", "centred", "frobenius_norm"]
 
 
 def frobenius_norm(M) -> float:
@@ -35,6 +35,12 @@ def frobenius_norm(M) -> float:
     M = np.asarray(M, dtype=float)
     largest = float(np.abs(M).max(initial=0.0))
     return largest * float(np.linalg.norm(M / largest)) if 0 < largest < np.inf else largest
+
+
+def centred(M: np.ndarray) -> np.ndarray:
+    """``J M J`` for ``J = I - 11^T / n``: the symmetric M with its row and column sums removed."""
+    r = M.mean(axis=1)  # M e / sqrt(n)
+    return M - r[:, None] - r[None, :] + r.mean()
 
 
 class SpectralSet:
@@ -77,11 +83,7 @@ class SpectralSet:
         """``(base, JMJ)``: the fixed part ``beta e e^T`` and the part left free by the row sums."""
         if self.beta is None:
             return None, M
-        n = self.n
-        r = M.mean(axis=1)  # M e / sqrt(n)
-        mean = r.mean()
-        MJ = M - r[:, None] - r[None, :] + mean
-        return self.beta / n, MJ
+        return self.beta / self.n, centred(M)
 
     def _rest(self, value):
         return None if value is None else value - (0.0 if self.beta is None else self.beta)
