@@ -43,6 +43,7 @@ from cvxpy.atoms.quad_over_lin import quad_over_lin
 from . import expression_form
 from .coefficients import CVXPY_VERSIONS, linear_map, symmetric_identity, symmetrize_columns
 from .compact import Bound, Rows, held_bytes
+from .cost import Cost
 
 __all__ = ["CVXPY_VERSIONS", "StandardForm", "linear_map", "standard_form"]
 
@@ -105,6 +106,15 @@ class StandardForm:
     def m(self) -> int:
         """Number of rows of the linear map."""
         return self.rows.shape[0]
+
+    @property
+    def cost(self) -> Cost:
+        """The linear coefficient as an operator (:class:`~cvxclust.generic.cost.Cost`): its
+        products with thin matrices, diagonal and norm without forming an ``n x n`` array where C
+        is sparse."""
+        if getattr(self, "_cost", None) is None:
+            self._cost = Cost(self.n, dense=self.C)
+        return self._cost
 
     @property
     def A(self) -> sp.csr_matrix:
