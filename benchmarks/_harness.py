@@ -15,7 +15,8 @@ import this module as ``_harness``.  It provides:
   paths relative to the repository;
 * :func:`write_results`: ``<name>.json`` (the environment and the rows), ``<name>.md`` (the
   tables, then the environment) and, when a plotting function is given, ``<name>.png``;
-* :func:`fmt`, :func:`markdown_table`: table cells and tables; :func:`plot_times`: times against n;
+* :func:`fmt`, :func:`markdown_table`: table cells and tables; :func:`plot_times`: times against n
+  (runs stopped by a limit hollow, :func:`finished`);
 * :func:`update_readme`: copy the tables that ``benchmarks/README.md`` quotes out of the results
   files (``python benchmarks/_harness.py --update-readme``), so that no figure in it is copied
   by hand; :func:`readme_drift` lists the quotes that no longer match their files.
@@ -187,13 +188,33 @@ def fmt(x, spec: str) -> str:
     return format(x, spec)
 
 
+#: the statuses of a run that ended by its own test (any other: a limit, a stall, an error)
+FINISHED = ("optimal", "converged", "solved", "infeasible", "unbounded")
+
+
+def finished(row: dict) -> bool:
+    """Whether a run ended by its own stopping test (no ``status``: a timing without one)."""
+    status = str(row.get("status", "optimal")).lower()
+    return any(status.startswith(word) for word in FINISHED)
+
+
 def plot_times(ax, rows: list[dict], methods, title: str) -> None:
-    """Wall time against n on log-log axes, one line per method (rows with a finite ``time``)."""
+    """Wall time against n on log-log axes, one line per method (rows with a finite ``time``); a
+    run stopped by a limit (not :func:`finished`) is drawn hollow, as the time it was given."""
+    stopped = False
     for name in methods:
-        points = sorted((r["n"], r["time"]) for r in rows
+        points = sorted((r["n"], r["time"], finished(r)) for r in rows
                         if r["method"] == name and math.isfinite(r.get("time", math.nan)))
-        if points:
-            ax.loglog(*zip(*points), "o-", label=name)
+        if not points:
+            continue
+        n, t, done = zip(*points)
+        line, = ax.loglog(n, t, "-", label=name)
+        ax.loglog([a for a, d in zip(n, done) if d], [b for b, d in zip(t, done) if d], "o", color=line.get_color())
+        ax.loglog([a for a, d in zip(n, done) if not d], [b for b, d in zip(t, done) if not d], "o",
+                  markerfacecolor="none", color=line.get_color())
+        stopped |= not all(done)
+    if stopped:
+        ax.plot([], [], "o", markerfacecolor="none", color="grey", label="stopped by a limit")
     ax.set_xlabel("n")
     ax.set_ylabel("wall time (s)")
     ax.set_title(title)
