@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Bound", "RowSumsBlock", "Rows", "constant_bound", "held_bytes", "off_and_diagonal", "row_sums_matrix",
+__all__ = ["Bound", "RowSumsBlock", "Rows", "constant_bound", "held_bytes", "off_and_diagonal", "off_diagonal_all",
+           "row_sums_matrix",
            "stack_rows"]
 
 
@@ -46,6 +47,16 @@ def off_and_diagonal(M: np.ndarray) -> tuple[float, float] | None:
     if M.ndim != 2 or n < 2 or M.strides != (-M.itemsize, M.itemsize) or M.flags.writeable:
         return None
     return float(M[0, 1]), float(M[0, 0])
+
+
+def off_diagonal_all(test, *arrays: np.ndarray) -> bool:
+    """Whether ``test(*entries)`` (elementwise) holds at every entry off the diagonal of the
+    ``n x n`` ``arrays``, read from the two numbers of each where all are :func:`constant_bound`
+    views (no ``n x n`` temporary), else from the arrays themselves."""
+    parts = [off_and_diagonal(M) for M in arrays]
+    if all(part is not None for part in parts):
+        return bool(test(*(np.array(part[0]) for part in parts)))
+    return bool(np.all(test(*arrays) | np.eye(arrays[0].shape[0], dtype=bool)))
 
 
 class Bound:

@@ -17,6 +17,7 @@ from .._relaxation import Relaxation
 from ..result import Result
 from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
+from .compact import off_diagonal_all
 from .dual_newton import GenericDualNewton, nearest_point_reason
 from .newton import GenericNewton, equality_form, inequality_rows
 from .solver import GenericSolver
@@ -69,10 +70,12 @@ def choose_method(form) -> tuple[str, str]:
 
 def _alm_reason(form) -> str | None:
     """Why ``"alm"`` is picked for ``form`` (:func:`choose_method`), or None where it is not."""
-    fixed = np.isfinite(form.L) & (form.L == form.U)
-    boxed = (np.isfinite(form.L) | np.isfinite(form.U)) & ~fixed
-    if form.c > 0 or not form.psd or boxed.any() or inequality_rows(form) or not bounds_the_trace(form) \
-            or contradicting_rows(form) is not None:
+    def unboxed(low, high):  # no bound, or a fixed entry
+        return (~np.isfinite(low) & ~np.isfinite(high)) | (np.isfinite(low) & (low == high))
+
+    if form.c > 0 or not form.psd or not np.all(unboxed(np.diagonal(form.L), np.diagonal(form.U))) \
+            or not off_diagonal_all(unboxed, form.L, form.U) or inequality_rows(form) \
+            or not bounds_the_trace(form) or contradicting_rows(form) is not None:
         return None
     return "linear objective, X >> 0, affine equalities and a bounded trace: alm"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg import alternating_projections
+from .compact import off_diagonal_all
 from .standard_form import StandardForm
 from .splitting import Splitting
 
@@ -150,11 +151,12 @@ def scale_to_diagonal(form: StandardForm, X: np.ndarray) -> np.ndarray | None:
     free = ~fixed
     if np.any(np.isfinite(d_high[free])) or np.any(np.isfinite(d_low[free]) & (d_low[free] != 0)):
         return None
-    off = ~np.eye(n, dtype=bool)
-    if np.any(np.isfinite(L[off]) & (L[off] != 0)) or np.any(np.isfinite(U[off]) & (U[off] != 0)):
+    if not off_diagonal_all(lambda low, high: (~np.isfinite(low) | (low == 0)) & (~np.isfinite(high) | (high == 0)),
+                            L, U):
         return None
     X = np.array(X, dtype=float)  # a copy: the caller's point is kept
-    N = np.where(off, np.maximum(L - X, 0.0) - np.maximum(X - U, 0.0), 0.0)
+    N = np.maximum(L - X, 0.0) - np.maximum(X - U, 0.0)
+    N[np.diag_indices(n)] = 0.0
     if np.any(N):
         X += N
         X[np.diag_indices(n)] += np.abs(N).sum(axis=1)

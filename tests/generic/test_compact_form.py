@@ -138,3 +138,16 @@ def test_the_compact_form_solves_as_the_dense_form(name, problem):
     assert new.status == old.status and new.iterations == old.iterations
     assert new.objective == pytest.approx(old.objective, rel=1e-12, abs=1e-12)
     np.testing.assert_allclose(new.X, old.X, rtol=0, atol=1e-12)
+
+
+def test_off_diagonal_all_reads_compact_views_and_dense_arrays_alike():
+    from cvxclust.generic.compact import constant_bound, off_diagonal_all
+
+    zero_off = constant_bound(0.0, 1.0, 5)
+    is_zero = lambda M: M == 0  # noqa: E731
+    assert off_diagonal_all(is_zero, zero_off) and off_diagonal_all(is_zero, np.array(zero_off))
+    dense = np.array(zero_off)
+    dense[1, 3] = dense[3, 1] = 2.0
+    assert not off_diagonal_all(is_zero, dense)
+    assert not off_diagonal_all(is_zero, constant_bound(2.0, 0.0, 5))
+    assert off_diagonal_all(lambda a, b: a <= b, constant_bound(0.0, 9.0, 4), constant_bound(1.0, -9.0, 4))
