@@ -11,8 +11,10 @@ nonnegative, p.s.d., with unit row sums and trace k.  Keeping only those propert
 
 whose solution is also a doubly stochastic p.s.d. normalization of K (the spectral step of
 :class:`~cvxclust.ssc.SemidefiniteSpectralClustering` clusters its top eigenvectors).  It has no
-hand-written solver: its method ``"generic"`` (:func:`cvxclust.solve`) solves it from the cvxpy
-statement below.
+hand-written solver: ``method="auto"`` hands the cvxpy statement below to
+``cvxclust.solve(problem, method="auto")``, which picks the method by the instance (at large n one
+that returns the solution as a factor F, X = F F^T, in ``Result.extras["factor"]``, and may leave
+``Result.X`` unformed); any other name (``"generic"``, ``"reference"``, ...) runs that method.
 
 Reference: J. Peng, Y. Wei, "Approximating K-means-type Clustering via Semidefinite
 Programming", SIAM Journal on Optimization, 2007.
@@ -26,6 +28,7 @@ import cvxpy as cp
 import numpy as np
 
 from .._relaxation import Relaxation
+from ..result import Result
 from ..parameters import Interval, check_parameter
 from ._relaxations import check_matrix, negativity
 
@@ -52,6 +55,16 @@ class PengWei(Relaxation):
         self.n = self.K.shape[0]
         self.n_clusters = check_parameter("n_clusters", n_clusters, [Interval(Integral, 1, self.n, closed="both")],
                                              "PengWei")
+
+    def solve(self, method: str = "auto", **options) -> Result:
+        """Solve the SDP: ``"auto"`` is ``cvxclust.solve(self.problem(), method="auto", **options)``
+        (the result is judged by the standard form of the statement; ``extras["auto"]`` says what
+        ran and why), any other name the method of that name (:meth:`methods`)."""
+        if method != "auto":
+            return super().solve(method, **options)
+        from ..generic import solve  # at call time: the generic solver registers itself on this core
+
+        return solve(self.problem(), "auto", **options)
 
     def problem(self) -> cp.Problem:
         n = self.n

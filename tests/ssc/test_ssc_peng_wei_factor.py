@@ -1,0 +1,110 @@
+"""The Peng-Wei relaxation at large n: ``method="auto"`` is ``cvxclust.solve(problem, "auto")``, and
+the spectral step takes the top eigenvectors from a factor F of the solution (X = F F^T) without
+forming X."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+import cvxclust.generic
+import cvxclust.ssc._estimator as estimator_module
+from cvxclust import Result, SemidefiniteSpectralClustering
+from cvxclust.problem_classes import blobs_kernel
+from cvxclust.rounding import factor_embedding, round_embedding, round_labels, spectral_embedding
+from cvxclust.ssc import PengWei, normalize
+
+
+def test_auto_is_cvxclust_solve_with_auto(monkeypatch):
+    K = blobs_kernel(24, 3, random_state=0)
+    calls = []
+    real = cvxclust.generic.solve
+
+    def spy(problem, method="auto", **options):
+        calls.append((problem, method, options))
+        return real(problem, method, **options)
+
+    monkeypatch.setattr(cvxclust.generic, "solve", spy)
+    result = PengWei(K, 3).solve(tol=1e-5)
+    assert len(calls) == 1 and calls[0][1] == "auto" and calls[0][2] == {"tol": 1e-5}
+    assert calls[0][0].variables()[0].shape == (24, 24)
+    assert result.status == "optimal" and "auto" in result.extras  # auto's choice, and why
+    # a method named explicitly is that method, not auto's choice
+    assert PengWei(K, 3).solve("generic").method == "generic" and len(calls) == 1
+
+
+def test_auto_agrees_with_the_generic_method():
+    K = blobs_kernel(30, 3, random_state=1)
+    auto, generic = PengWei(K, 3).solve(), PengWei(K, 3).solve("generic")
+    assert auto.objective == pytest.approx(generic.objective, rel=1e-5)
+
+
+def test_factor_embedding_equals_the_eigenvectors_of_f_ft():
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((40, 6)) * np.array([6.0, 5.0, 4.0, 3.0, 2.0, 1.0])
+    np.testing.assert_allclose(factor_embedding(F, 4), spectral_embedding(F @ F.T, 4), atol=1e-10)
+    # eigenvalues: the squared singular values
+    V = factor_embedding(F, 6)
+    np.testing.assert_allclose(np.diag(V.T @ (F @ (F.T @ V))), np.linalg.svd(F, compute_uv=False) ** 2)
+
+
+def test_factor_embedding_of_a_thin_factor_is_completed_orthonormally():
+    F = np.random.default_rng(1).standard_normal((30, 2)) * np.array([3.0, 1.0])
+    V = factor_embedding(F, 4)
+    np.testing.assert_allclose(V.T @ V, np.eye(4), atol=1e-12)
+    np.testing.assert_allclose(V[:, :2], spectral_embedding(F @ F.T, 2), atol=1e-10)
+    np.testing.assert_allclose(F.T @ V[:, 2:], 0.0, atol=1e-12)  # the null space of F F^T
+
+
+@pytest.mark.parametrize("F, match", [(np.ones(5), "shape"), (np.full((5, 2), np.nan), "NaN"),
+                                      (np.ones((5, 0)), "shape")])
+def test_factor_embedding_errors(F, match):
+    with pytest.raises(ValueError, match=match):
+        factor_embedding(F, 2)
+
+
+def test_round_embedding_is_round_labels_on_the_matrix():
+    F = np.random.default_rng(2).standard_normal((30, 3)) * np.array([3.0, 2.0, 1.0])
+    for method in ("discretize", "kmeans"):  # the same partition (its labels' names may differ)
+        assert adjusted_rand_score(round_embedding(factor_embedding(F, 3), 3, method, random_state=0),
+                                   round_labels(F @ F.T, 3, method, random_state=0)) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="n_clusters=2 columns"):
+        round_embedding(factor_embedding(F, 3), 2)
+
+
+def _partition_factor(labels: np.ndarray) -> np.ndarray:
+    """F with F F^T = Z (Z^T Z)^{-1} Z^T, the Peng-Wei point of the partition ``labels``."""
+    Z = np.eye(labels.max() + 1)[labels]
+    return Z / np.sqrt(Z.sum(axis=0))
+
+
+def test_estimator_clusters_from_the_factor_when_x_is_not_formed(monkeypatch):
+    """A method that leaves X unformed: the labels come from F, no n x n matrix is rounded."""
+    points, truth = make_blobs(45, centers=3, n_features=4, cluster_std=0.3, random_state=0)
+    F = _partition_factor(truth)
+
+    def low_rank(problem, method="auto", **options):
+        return Result(X=None, objective=0.0, status="optimal", method="lowrank", iterations=1, time=0.0,
+                      extras={"factor": F, "rank": F.shape[1]})
+
+    def no_matrix(*args, **kwargs):
+        raise AssertionError("the spectral step must not round an n x n matrix when a factor is given")
+
+    monkeypatch.setattr(cvxclust.generic, "solve", low_rank)
+    monkeypatch.setattr(estimator_module, "round_labels", no_matrix)
+    est = SemidefiniteSpectralClustering(3, relaxation="peng-wei", random_state=0).fit(points)
+    assert est.normalized_affinity_ is None and est.result_.method == "lowrank"
+    contingency = np.zeros((3, 3), dtype=int)
+    np.add.at(contingency, (truth, est.labels_), 1)
+    assert sorted(contingency.max(axis=1)) == [15, 15, 15] and (contingency > 0).sum() == 3
+
+
+def test_normalize_returns_none_for_a_factor_only_result(monkeypatch):
+    F = _partition_factor(np.repeat([0, 1], 5))
+    result = Result(X=None, objective=0.0, status="optimal", method="lowrank", iterations=1, time=0.0,
+                    extras={"factor": F})
+    monkeypatch.setattr(cvxclust.generic, "solve", lambda problem, method="auto", **options: result)
+    K_hat, returned = normalize(F @ F.T, "peng-wei", n_clusters=2, return_result=True)
+    assert K_hat is None and returned is result
