@@ -199,7 +199,8 @@ def markdown(rows: list[dict], args, dense: dict) -> str:
                  fmt(r.get("in_eigh"), ".1f"), fmt(_gb(r["peak_mb"]), ".2f") + (" over" if r["over"] else ""),
                  r.get("iterations", "–"), fmt(r.get("rank"), "d"), fmt(r.get("eigsh"), "d"), fmt(r.get("eigh"), "d"),
                  fmt(r.get("objective"), ".10g"), fmt(r.get("relative_gap"), ".1e"), fmt(r.get("max_residual"), ".1e"),
-                 "dense" if r["method"] == dense.get(name) else fmt(r.get("dense_difference"), ".1e"), r["status"]]
+                 "dense" if r["method"] == dense.get(name) else fmt(r.get("dense_difference"), ".1e"),
+                 r["status"].replace("|", "/")]
                 for r in same]))
     return "\n\n".join(parts)
 
@@ -311,7 +312,8 @@ def main(argv=None) -> int:
         "'rel. diff from dense': the objective's relative difference from the dense method's at the same n where "
         "that finished certified optimal.  The targets are read from the rows, never typed; the agreement "
         "holds where both are certified optimal with objectives within 2 tol of each other (each within tol of "
-        "the optimum)."
+        "the optimum).  The plot draws a run with no `Result.time` (killed at its timeout, or failed) at its "
+        "process's wall time."
     )
     body = markdown(rows, args, dense)
     write_results(args.out, args.name, "The low-rank path: time and memory against n", description, body,
