@@ -108,3 +108,26 @@ def test_normalize_returns_none_for_a_factor_only_result(monkeypatch):
     monkeypatch.setattr(cvxclust.generic, "solve", lambda problem, method="auto", **options: result)
     K_hat, returned = normalize(F @ F.T, "peng-wei", n_clusters=2, return_result=True)
     assert K_hat is None and returned is result
+
+
+def test_the_kernel_is_held_once(monkeypatch):
+    """The estimator's affinity is the kernel of the relaxation it solves, not a copy of it (a dense
+    kernel is 800 MB at n = 10,000); a kernel that is not exactly symmetric is symmetrised into a
+    new array, the caller's left as it was."""
+    points = make_blobs(30, centers=3, n_features=4, random_state=0)[0]
+    held = []
+
+    def capture(self, method="auto", **options):
+        held.append(self.K)
+        return Result(X=None, objective=0.0, status="optimal", method="lowrank", iterations=1, time=0.0,
+                      extras={"factor": _partition_factor(np.arange(30) % 3)})
+
+    monkeypatch.setattr(PengWei, "solve", capture)
+    est = SemidefiniteSpectralClustering(3, relaxation="peng-wei", random_state=0).fit(points)
+    assert held[0] is est.affinity_matrix_
+    K = est.affinity_matrix_.copy()
+    K[0, 1] += 1e-13
+    before = K.copy()
+    symmetrised = PengWei(K, 3).K
+    assert not np.shares_memory(symmetrised, K) and np.array_equal(symmetrised, symmetrised.T)
+    np.testing.assert_array_equal(K, before)
