@@ -72,10 +72,27 @@ class PengWei(Relaxation):
         constraints = [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == self.n_clusters]
         return cp.Problem(cp.Maximize(cp.trace(self.K @ X)), constraints)
 
-    def objective(self, X) -> float:
-        """``<K, X>`` for a finite (n, n) matrix X."""
+    def objective(self, X=None, *, factor=None) -> float:
+        """``<K, X>`` for a finite (n, n) matrix X, or ``<K, F F^T> = <K F, F>`` for a factor F
+        (``factor``, of shape (n, r)) without forming X."""
+        F = self._factor(X, factor)
+        if F is not None:
+            return float(np.vdot(self.K @ F, F))
         X = check_matrix(X, "X", self.n, symmetric=False)
         return float(np.vdot(self.K, X))
+
+    def _factor(self, X, factor) -> np.ndarray | None:
+        """The checked factor where ``factor`` is given (and X is not), else None."""
+        if (X is None) == (factor is None):
+            raise TypeError("give either X, an (n, n) matrix, or factor, an (n, r) matrix F with X = F F^T")
+        if factor is None:
+            return None
+        F = np.asarray(factor)
+        if F.ndim != 2 or F.shape[0] != self.n or F.shape[1] < 1 or F.dtype.kind not in "fiu" \
+                or not np.all(np.isfinite(F)):
+            raise ValueError(f"factor must be a finite real ({self.n}, r) matrix with r >= 1, got "
+                             f"{F.dtype} of shape {F.shape}")
+        return F
 
     def objective_scale(self) -> float:
         """The objective at the feasible centre ``11^T/n + (k - 1)/(n - 1) (I - 11^T/n)``."""
@@ -83,9 +100,16 @@ class PengWei(Relaxation):
         mean = self.K.sum() / n
         return abs(mean + (k - 1) / (n - 1) * (np.trace(self.K) - mean)) if n > 1 else abs(mean)
 
-    def residuals(self, X) -> dict[str, float]:
+    def residuals(self, X=None, *, factor=None) -> dict[str, float]:
         """Relative violations: ``row_sums`` ``max|X1 - 1|``, ``trace`` ``|tr X - k| / k``, ``symmetry``,
-        ``nonnegativity`` max(0, -min X)/max|X| and ``psd`` max(0, -lambda_min)/max|lambda|."""
+        ``nonnegativity`` max(0, -min X)/max|X| and ``psd`` max(0, -lambda_min)/max|lambda|.
+
+        For a factor F (``factor``; X = F F^T, symmetric and p.s.d. by construction) they are
+        computed from F: the row sums as ``F (F^T 1)``, the trace as ``||F||_F^2``, the entries'
+        least and largest magnitude over blocks of rows of ``F F^T``, never the whole n x n."""
+        F = self._factor(X, factor)
+        if F is not None:
+            return self._factor_residuals(F)
         X = check_matrix(X, "X", self.n, symmetric=False)
         w = np.linalg.eigvalsh((X + X.T) / 2)
         return {
@@ -94,4 +118,19 @@ class PengWei(Relaxation):
             "symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300)),
             "nonnegativity": negativity(X),
             "psd": float(max(0.0, -w[0]) / max(np.abs(w).max(), 1e-300)),
+        }
+
+    def _factor_residuals(self, F: np.ndarray) -> dict[str, float]:
+        rows = F @ F.sum(axis=0)
+        block = max(1, 4_000_000 // self.n)  # rows of F F^T at a time: 32 MB
+        least, largest = np.inf, 0.0
+        for start in range(0, self.n, block):
+            part = F[start:start + block] @ F.T
+            least, largest = min(least, float(part.min())), max(largest, float(np.abs(part).max()))
+        return {
+            "row_sums": float(np.abs(rows - 1).max()),
+            "trace": float(abs(np.vdot(F, F) - self.n_clusters) / self.n_clusters),
+            "symmetry": 0.0,
+            "nonnegativity": float(max(0.0, -least) / max(largest, 1e-300)),
+            "psd": 0.0,
         }

@@ -131,3 +131,18 @@ def test_the_kernel_is_held_once(monkeypatch):
     symmetrised = PengWei(K, 3).K
     assert not np.shares_memory(symmetrised, K) and np.array_equal(symmetrised, symmetrised.T)
     np.testing.assert_array_equal(K, before)
+
+
+def test_objective_and_residuals_from_a_factor_equal_those_of_f_ft():
+    K = blobs_kernel(40, 3, random_state=3)
+    relaxation = PengWei(K, 3)
+    F = _partition_factor(np.arange(40) % 3) + 0.05 * np.random.default_rng(0).standard_normal((40, 3))
+    assert relaxation.objective(factor=F) == pytest.approx(relaxation.objective(F @ F.T), rel=1e-12)
+    from_factor, from_matrix = relaxation.residuals(factor=F), relaxation.residuals(F @ F.T)
+    assert set(from_factor) == set(from_matrix) and from_factor["nonnegativity"] > 0
+    for key, value in from_matrix.items():
+        assert from_factor[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+    with pytest.raises(TypeError, match="either X"):
+        relaxation.residuals()
+    with pytest.raises(ValueError, match="factor must be"):
+        relaxation.objective(factor=F[:10])
