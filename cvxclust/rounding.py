@@ -308,11 +308,8 @@ def round_embedding(V, n_clusters: int, method: str = "discretize", **options) -
         returns them); its rows are normalized, as :func:`round_labels` does.
     n_clusters : int
         Between 2 and ``n``; ``V`` has that many columns.
-    method : {"discretize", "kmeans"}
-        :func:`discretize` (Yu-Shi rotation) or :func:`kmeans_rounding`.
-    **options
-        Keyword arguments of the chosen rounding (``n_init``, ``random_state``, and for
-        ``"discretize"`` also ``max_iter``).
+    method, **options
+        As for :func:`round_labels`.
 
     Returns
     -------
