@@ -22,10 +22,13 @@ Programming", SIAM Journal on Optimization, 2007.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from numbers import Integral
 
 import cvxpy as cp
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from .._relaxation import Relaxation
 from ..result import Result
@@ -56,15 +59,49 @@ class PengWei(Relaxation):
         self.n_clusters = check_parameter("n_clusters", n_clusters, [Interval(Integral, 1, self.n, closed="both")],
                                              "PengWei")
 
-    def solve(self, method: str = "auto", **options) -> Result:
-        """Solve the SDP: ``"auto"`` is ``cvxclust.solve(self.problem(), method="auto", **options)``
-        (the result is judged by the standard form of the statement; ``extras["auto"]`` says what
-        ran and why), any other name the method of that name (:meth:`methods`)."""
-        if method != "auto":
-            return super().solve(method, **options)
-        from ..generic import solve  # at call time: the generic solver registers itself on this core
+    @classmethod
+    def methods(cls) -> list[str]:
+        """``"reference"``, ``"generic"`` (judged by this class's :meth:`residuals`) and every other
+        method of :func:`cvxclust.solve` (those registered when it is called)."""
+        from ..generic import CvxpyRelaxation  # at call time: the generic solver registers itself on this core
 
-        return solve(self.problem(), "auto", **options)
+        own = super().methods()
+        return own + [name for name in CvxpyRelaxation.methods() if name not in own]
+
+    def scalable_methods(self) -> list[str]:
+        """The methods of :func:`cvxclust.solve` that apply to the statement (:meth:`problem`)."""
+        from ..generic import CvxpyRelaxation
+
+        return CvxpyRelaxation(self.problem()).scalable_methods()
+
+    def solve(self, method: str = "auto", **options) -> Result:
+        """Solve the SDP: ``"reference"`` and ``"generic"`` as for every relaxation; ``"auto"`` and
+        the other methods of :func:`cvxclust.solve` are ``cvxclust.solve(self.problem(), method,
+        **options)``, whose result is judged by the standard form of the statement (with
+        ``"auto"``, ``extras["auto"]`` says what ran and why)."""
+        if method in super().methods():
+            return super().solve(method, **options)
+        from ..generic import solve
+
+        return self._judged(solve(self.problem(), method, **options), options.get("residual_tol", 1e-6))
+
+    def _judged(self, result: Result, residual_tol: float) -> Result:
+        """``result`` with this class's objective and residuals, from the factor F where the method
+        returned one (``extras["factor"]``, X = F F^T: no n x n matrix is formed or decomposed),
+        else from X; a point called optimal whose residuals exceed ``residual_tol`` is ``"stalled"``
+        with a ``ConvergenceWarning``, as the solver core does."""
+        factor = result.extras.get("factor")
+        point = {"factor": factor} if factor is not None else {"X": result.X}
+        if factor is None and result.X is None:
+            return result
+        residuals = self.residuals(**point)
+        status, worst = result.status, max(residuals.values())
+        if status == "optimal" and worst > residual_tol:
+            status = "stalled"
+            warnings.warn(f"{result.method} met its own residuals, but the worst of {self.name}'s is {worst:.2e} > "
+                          f"residual_tol={residual_tol:g}: status 'stalled'; a smaller residual_tol may reach it",
+                          ConvergenceWarning, stacklevel=3)
+        return dataclasses.replace(result, objective=self.objective(**point), residuals=residuals, status=status)
 
     def problem(self) -> cp.Problem:
         n = self.n

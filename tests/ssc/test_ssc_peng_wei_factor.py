@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
 import cvxclust.generic
@@ -106,8 +107,24 @@ def test_normalize_returns_none_for_a_factor_only_result(monkeypatch):
     result = Result(X=None, objective=0.0, status="optimal", method="lowrank", iterations=1, time=0.0,
                     extras={"factor": F})
     monkeypatch.setattr(cvxclust.generic, "solve", lambda problem, method="auto", **options: result)
-    K_hat, returned = normalize(F @ F.T, "peng-wei", n_clusters=2, return_result=True)
-    assert K_hat is None and returned is result
+    K = F @ F.T + 0.1
+    K_hat, returned = normalize(K, "peng-wei", n_clusters=2, return_result=True)
+    assert K_hat is None and returned.X is None and returned.extras["factor"] is F
+    # judged by the relaxation from the factor: the point of the partition is feasible
+    assert returned.objective == pytest.approx(np.vdot(K, F @ F.T)) and returned.max_residual < 1e-12
+    assert returned.status == "optimal"
+
+
+def test_a_factor_the_relaxation_finds_infeasible_is_not_optimal(monkeypatch):
+    """The residuals are the relaxation's own, from the factor: a point whose rows do not sum to 1
+    is not called optimal, whatever the method reported."""
+    F = 1.1 * _partition_factor(np.repeat([0, 1], 5))
+    result = Result(X=None, objective=0.0, status="optimal", method="lowrank", iterations=1, time=0.0,
+                    extras={"factor": F})
+    monkeypatch.setattr(cvxclust.generic, "solve", lambda problem, method="auto", **options: result)
+    with pytest.warns(ConvergenceWarning, match="residual_tol"):
+        judged = PengWei(F @ F.T, 2).solve(residual_tol=1e-3)
+    assert judged.status == "stalled" and judged.residuals["row_sums"] == pytest.approx(0.21)
 
 
 def test_the_kernel_is_held_once(monkeypatch):
@@ -146,3 +163,20 @@ def test_objective_and_residuals_from_a_factor_equal_those_of_f_ft():
         relaxation.residuals()
     with pytest.raises(ValueError, match="factor must be"):
         relaxation.objective(factor=F[:10])
+
+
+def test_every_method_of_cvxclust_solve_passes_through():
+    """A method of cvxclust.solve that the relaxation has not registered itself (a newly
+    registered one too) is accepted by name, by the estimator as well."""
+    from cvxclust.generic import CvxpyRelaxation
+
+    assert set(CvxpyRelaxation.methods()) <= set(PengWei.methods())
+    K = blobs_kernel(24, 3, random_state=2)
+    relaxation = PengWei(K, 3)
+    assert "alm" in relaxation.scalable_methods()
+    result = relaxation.solve("alm", tol=1e-5)
+    assert result.method == "alm" and result.status == "optimal"
+    assert result.objective == pytest.approx(relaxation.solve("generic", tol=1e-6).objective, rel=3e-5)
+    points = make_blobs(24, centers=3, n_features=4, random_state=0)[0]
+    est = SemidefiniteSpectralClustering(3, relaxation="peng-wei", method="alm", random_state=0).fit(points)
+    assert est.result_.method == "alm"
