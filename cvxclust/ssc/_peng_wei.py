@@ -51,7 +51,7 @@ class PengWei(Relaxation):
 
     name = "peng-wei"
     sense = "maximize"
-    default_method = "generic"
+    default_method = "generic"  # not used by solve, which sends "auto" to cvxclust.solve's own choice
 
     def __init__(self, K, n_clusters: int):
         self.K = check_matrix(K, "K", min_size=2)
