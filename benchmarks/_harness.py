@@ -463,8 +463,14 @@ def tables(text: str) -> list[str]:
     return blocks
 
 
+#: what a quote of a results file that no run has written yet shows
+NOT_RUN = "*Not run yet: `{source}` is written by its script; then `python benchmarks/_harness.py --update-readme`.*\n"
+
+
 def _quoted(match: re.Match, base: Path) -> str:
     source = base / match.group(2)
+    if not source.exists():
+        return NOT_RUN.format(source=match.group(2))
     found = tables(source.read_text())
     wanted = [int(k) for k in match.group(3).split(",")]
     missing = [k for k in wanted if not 1 <= k <= len(found)]

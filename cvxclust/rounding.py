@@ -21,6 +21,7 @@ from sklearn.cluster import KMeans
 from sklearn.preprocessing import normalize
 
 from ._checks import (
+    as_float_array,
     check_bool,
     check_choice,
     check_int_range,
@@ -29,7 +30,8 @@ from ._checks import (
     check_square_matrix,
 )
 
-__all__ = ["spectral_embedding", "kmeans_rounding", "discretize", "round_labels", "ROUNDINGS"]
+__all__ = ["spectral_embedding", "factor_embedding", "kmeans_rounding", "discretize", "round_labels",
+           "round_embedding", "ROUNDINGS"]
 
 
 def spectral_embedding(A, n_components: int) -> np.ndarray:
@@ -59,10 +61,52 @@ def spectral_embedding(A, n_components: int) -> np.ndarray:
     _, V = sla.eigh(A, subset_by_index=[n - k, n - 1])
     if V.shape[1] < k:  # LAPACK's subset driver can return fewer vectors on a degenerate spectrum
         V = np.linalg.eigh(A)[1][:, n - k:]
-    V = V[:, ::-1]
-    signs = np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(k)])
+    return _fixed_signs(V[:, ::-1])
+
+
+def _fixed_signs(V: np.ndarray) -> np.ndarray:
+    """``V`` with each column's entry of largest magnitude made positive (a new array)."""
+    signs = np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])])
     signs[signs == 0] = 1.0
     return np.ascontiguousarray(V * signs)
+
+
+def factor_embedding(F, n_components: int) -> np.ndarray:
+    r"""The eigenvectors of the ``n_components`` largest eigenvalues of ``X = F F^T``, from F alone.
+
+    With the thin singular value decomposition :math:`F = U \Sigma W^\top`,
+    :math:`X = U \Sigma^2 U^\top`: the eigenvectors of X are the left singular vectors of F and its
+    eigenvalues the squared singular values, so an ``n x r`` factor gives them in ``O(n r^2)``
+    operations and ``O(n r)`` memory, never forming X.  Where F has fewer than ``n_components``
+    columns (X of rank below it, whose remaining eigenvalues are 0), the columns are completed by an
+    orthonormal basis of part of the null space of X, drawn with a fixed seed.  Signs are fixed as
+    in :func:`spectral_embedding`, whose result this equals for a matrix given as ``F F^T`` (up to
+    the choice of basis within a repeated eigenvalue).
+
+    Parameters
+    ----------
+    F : array-like of shape (n, r)
+        Finite factor.
+    n_components : int
+        ``k``, between 1 and ``n``.
+
+    Returns
+    -------
+    V : ndarray of shape (n, n_components)
+        Orthonormal columns, ordered by decreasing eigenvalue of ``F F^T``.
+    """
+    F = as_float_array(F, "F", "matrix")
+    if F.ndim != 2 or F.shape[1] < 1:
+        raise ValueError(f"F must be a 2-D factor of shape (n, r) with r >= 1, got shape {F.shape}")
+    if not np.all(np.isfinite(F)):
+        raise ValueError("F contains NaN or infinite entries")
+    n = F.shape[0]
+    k = check_int_range(n_components, "n_components", 1, n)
+    U = np.linalg.svd(F, full_matrices=False)[0][:, :k]
+    if U.shape[1] < k:  # X = F F^T has rank below k: complete with directions of its null space
+        extra = np.random.default_rng(0).standard_normal((n, k - U.shape[1]))
+        U = np.linalg.qr(np.hstack([U, extra - U @ (U.T @ extra)]))[0]
+    return _fixed_signs(U)
 
 
 def _normalized_embedding(A, n_clusters: int) -> np.ndarray:
@@ -102,7 +146,10 @@ def kmeans_rounding(A, n_clusters: int, *, n_init: int = 10, random_state=None) 
     ValueError
         Naming ``A``, ``n_clusters``, ``n_init`` or ``random_state``.
     """
-    U = _normalized_embedding(A, n_clusters)
+    return _kmeans_rows(_normalized_embedding(A, n_clusters), n_init=n_init, random_state=random_state)
+
+
+def _kmeans_rows(U: np.ndarray, *, n_init: int = 10, random_state=None) -> np.ndarray:
     n_init = check_int_range(n_init, "n_init", 1)
     rng = check_random_state(random_state)
     km = KMeans(n_clusters=U.shape[1], n_init=n_init, random_state=rng)
@@ -199,7 +246,12 @@ def discretize(
     ----------
     S. X. Yu and J. Shi, "Multiclass spectral clustering", ICCV 2003, Sec. 3-4.
     """
-    U = _normalized_embedding(A, n_clusters)
+    return _discretize_rows(_normalized_embedding(A, n_clusters), n_init=n_init, max_iter=max_iter,
+                            random_state=random_state, return_objective=return_objective)
+
+
+def _discretize_rows(U: np.ndarray, *, n_init: int = 10, max_iter: int = 30, random_state=None,
+                     return_objective: bool = False):
     n_init = check_int_range(n_init, "n_init", 1)
     max_iter = check_int_range(max_iter, "max_iter", 1)
     rng = check_random_state(random_state)
@@ -215,6 +267,8 @@ def discretize(
 
 #: Names accepted by :func:`round_labels`.
 ROUNDINGS = {"discretize": discretize, "kmeans": kmeans_rounding}
+#: the same roundings applied to a row-normalized embedding
+_ROW_ROUNDINGS = {"discretize": _discretize_rows, "kmeans": _kmeans_rows}
 
 
 def round_labels(A, n_clusters: int, method: str = "discretize", **options) -> np.ndarray:
@@ -240,3 +294,32 @@ def round_labels(A, n_clusters: int, method: str = "discretize", **options) -> n
     A = check_square_matrix(A, "A")
     check_n_clusters(n_clusters, A.shape[0])
     return ROUNDINGS[method](A, n_clusters, **options)
+
+
+def round_embedding(V, n_clusters: int, method: str = "discretize", **options) -> np.ndarray:
+    """Round a spectral embedding to ``n_clusters`` cluster labels: :func:`round_labels` given the
+    top eigenvectors of the matrix instead of the matrix (:func:`factor_embedding` computes them
+    from a factor ``F`` of ``A = F F^T`` without forming A).
+
+    Parameters
+    ----------
+    V : array-like of shape (n, n_clusters)
+        Finite embedding (the top ``n_clusters`` eigenvectors, as :func:`spectral_embedding`
+        returns them); its rows are normalized, as :func:`round_labels` does.
+    n_clusters : int
+        Between 2 and ``n``; ``V`` has that many columns.
+    method, **options
+        As for :func:`round_labels`.
+
+    Returns
+    -------
+    labels : ndarray of shape (n,)
+    """
+    check_choice(method, "method", ROUNDINGS)
+    V = as_float_array(V, "V", "matrix")
+    if V.ndim != 2 or not np.all(np.isfinite(V)):
+        raise ValueError(f"V must be a finite 2-D embedding of shape (n, n_clusters), got shape {V.shape}")
+    k = check_n_clusters(n_clusters, V.shape[0])
+    if V.shape[1] != k:
+        raise ValueError(f"V must have n_clusters={k} columns, got shape {V.shape}")
+    return _ROW_ROUNDINGS[method](normalize(V, norm="l2", axis=1), **options)

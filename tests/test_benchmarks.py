@@ -120,6 +120,16 @@ def test_readme_quotes(tmp_path):
         harness.update_readme(readme)
 
 
+def test_a_quote_of_a_results_file_not_written_yet_says_so(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- quote results/new.md table 1 -->\n<!-- end quote -->\n")
+    assert harness.update_readme(readme) and harness.readme_drift(readme) == []
+    assert "Not run yet: `results/new.md`" in readme.read_text()
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "new.md").write_text("| a |\n|---|\n| 1 |\n")
+    assert harness.readme_drift(readme) == ["results/new.md"]  # once written, the quote is stale until refilled
+
+
 def test_benchmarks_readme_matches_the_results_files():
     """Every table benchmarks/README.md shows is the one in its results file: after a benchmark
     re-runs, `python benchmarks/_harness.py --update-readme` refreshes them."""
@@ -143,3 +153,42 @@ def test_burer_monteiro_anchor_is_certified():
     assert row["status"] == "optimal" and row["relative_gap"] <= 1e-7 and row["max_residual"] < 1e-12
     assert row["objective"] <= problem.value + 1e-6 and row["dual_bound"] >= problem.value - 1e-6
     assert abs(row["objective"] - problem.value) <= 1e-6 * problem.value
+
+
+def _lowrank_row(name, n, method, **figures):
+    return {"class": name, "n": n, "method": method, "status": "optimal", "relative_gap": 5e-5, "time": 100.0,
+            "max_residual": 1e-6, "solve_peak_mb": 1024.0, "peak_rss_mb": 9e9} | figures
+
+
+def test_lowrank_targets_are_read_from_the_rows():
+    """bench_lowrank.py: each target met or not from the measured figures, the solve's peak memory
+    (not the process's) against the limit, and the agreement with the dense method."""
+    import bench_lowrank as bench
+
+    rows = [_lowrank_row("peng-wei", 10_000, "lowrank", time=500.0, solve_peak_mb=15 * 1024.0),
+            _lowrank_row("peng-wei", 20_000, "lowrank", solve_peak_mb=25 * 1024.0),
+            _lowrank_row("max-cut", 100_000, "lowrank", relative_gap=2e-4),
+            _lowrank_row("peng-wei", 1000, "lowrank", objective=100.0 + 1e-3),
+            _lowrank_row("peng-wei", 1000, "generic", objective=100.0),
+            _lowrank_row("max-cut", 1000, "lowrank", objective=10.0, status="time_limit"),
+            _lowrank_row("max-cut", 1000, "alm", objective=10.0)]
+    dense = {"peng-wei": "generic", "max-cut": "alm"}
+    bench.compare(rows, dense, memory_limit_gb=16.0)
+    assert [r["over"] for r in rows[:2]] == [False, True]
+    assert rows[3]["dense_difference"] == pytest.approx(1e-5) and "dense_difference" not in rows[4]
+    table = bench.targets(rows, "lowrank", dense, 1e-4, 3000)
+    assert [row[2] for row in table] == ["yes", "no", "no", "–", "yes", "no"]
+    assert table[3][1] == "not run" and "15.00 GB" in table[0][1] and "gap 2.0e-04" in table[2][1]
+    rows[0]["time"] = 700.0  # past 10 minutes
+    assert bench.targets(rows, "lowrank", dense, 1e-4, 3000)[0][2] == "no"
+
+
+def test_lowrank_plan_keeps_the_size_limits():
+    import argparse
+
+    import bench_lowrank as bench
+
+    args = argparse.Namespace(methods=["lowrank", "dense", "scs", "clarabel", "auto"], dense_max_n=3000,
+                              scs_max_n=200, clarabel_max_n=0)
+    assert bench.plan(args, 200, "alm") == ["lowrank", "alm", "scs", "auto"]
+    assert bench.plan(args, 10_000, "generic") == ["lowrank", "auto"]

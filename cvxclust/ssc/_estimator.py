@@ -12,7 +12,7 @@ from .._deprecation import DEPRECATED, renamed_parameter
 from ..kernels import affinity, median_distance
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, check_parameter, check_parameters
-from ..rounding import round_labels
+from ..rounding import factor_embedding, round_embedding, round_labels
 from ._normalize import RELAXATIONS, check_method, normalize
 
 __all__ = ["SemidefiniteSpectralClustering"]
@@ -54,7 +54,8 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         The normalization of the affinity (default ``"frobenius-psd"``), see
         :func:`cvxclust.ssc.normalize`.  ``"peng-wei"`` is
         the Peng-Wei SDP relaxation of kernel k-means with k = ``n_clusters``
-        (:class:`cvxclust.ssc.PengWei`), solved by the generic solver :func:`cvxclust.solve`.
+        (:class:`cvxclust.ssc.PengWei`), solved from its cvxpy statement by :func:`cvxclust.solve`
+        with ``method="auto"`` (see "Large n" below).
     method : str, default="auto"
         The method that solves the relaxation: ``"auto"`` (its default) or any method of
         :class:`FrobeniusPSD` (``"frobenius-psd"``), :class:`FrobeniusDS` (``"frobenius"``) or
@@ -85,7 +86,8 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
     affinity_matrix_ : ndarray of shape (n_samples, n_samples)
         The affinity K.
     normalized_affinity_ : ndarray of shape (n_samples, n_samples) or None
-        The normalized affinity; None when ``n_clusters=1``.
+        The normalized affinity; None when ``n_clusters=1``, and where the method returned the
+        solution only as a factor (``result_.extras["factor"]``, see "Large n").
     result_ : Result or None
         The solver's result for the normalizations solved as relaxations (objective, dual bound,
         history);
@@ -97,6 +99,18 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         ``<K, K_hat>`` for Peng-Wei), None for the closed forms.
     n_features_in_ : int
         Number of features seen in fit.
+
+    Notes
+    -----
+    **Large n.**  The affinity K is dense: at n = 10,000 it takes 800 MB, held by the estimator
+    (``affinity_matrix_``).  With ``relaxation="peng-wei"`` and ``method="auto"``,
+    :func:`cvxclust.solve` chooses the method by the size of the instance; a method that returns
+    the solution as a factor F (``X = F F^T``, in ``result_.extras["factor"]``) may leave
+    ``result_.X`` unformed where an n x n matrix would not fit, and ``normalized_affinity_`` is
+    then None.  Wherever a factor is returned, the spectral step takes the top eigenvectors of X
+    from the thin singular value decomposition of F (:func:`cvxclust.rounding.factor_embedding`:
+    O(n r^2) operations for an n x r factor) instead of decomposing an n x n matrix, which at
+    n = 10,000 would take minutes.
 
     References
     ----------
@@ -213,12 +227,24 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
                     options["n_clusters"] = n_clusters
                 self.normalized_affinity_, self.result_ = normalize(
                     self.affinity_matrix_, params["relaxation"], params["method"], return_result=True, **options)
-                self.labels_ = round_labels(self.normalized_affinity_, n_clusters, method=params["assign_labels"],
-                                            n_init=params["n_init"],
-                                            random_state=check_random_state(params["random_state"]))
+                self.labels_ = self._spectral_step(n_clusters, params)
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         self.objective_ = None if self.result_ is None else self.result_.objective
         return self
+
+    def _spectral_step(self, n_clusters: int, params) -> np.ndarray:
+        """Labels from the top ``n_clusters`` eigenvectors of the normalized affinity, taken from
+        the factor F of a solution given as ``X = F F^T`` (``result_.extras["factor"]``) where there
+        is one, so that no n x n matrix is formed or decomposed."""
+        rounding = {"method": params["assign_labels"], "n_init": params["n_init"],
+                    "random_state": check_random_state(params["random_state"])}
+        factor = None if self.result_ is None else self.result_.extras.get("factor")
+        if factor is not None:
+            return round_embedding(factor_embedding(factor, n_clusters), n_clusters, **rounding)
+        if self.normalized_affinity_ is None:
+            raise RuntimeError(f"the method {self.result_.method!r} returned neither the normalized affinity nor "
+                               "a factor of it")
+        return round_labels(self.normalized_affinity_, n_clusters, **rounding)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -98,7 +98,9 @@ def normalize(K, relaxation: str = "frobenius-psd", method: str = "auto", *, ret
     Returns
     -------
     K_hat : ndarray, or (K_hat, Result or None) with ``return_result=True``
-        A new array.
+        A new array; None where the method returned the solution only as a factor F (``X = F F^T``
+        in ``Result.extras["factor"]``, ``Result.X`` unformed because an n x n matrix would not
+        fit), which ``return_result=True`` gives.
     """
     if isinstance(method, str) and method in RELAXATIONS:  # the old normalize(K, method=<relaxation>)
         relaxation = renamed_parameter("normalize", "method", method, "relaxation", relaxation,

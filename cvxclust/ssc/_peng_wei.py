@@ -11,8 +11,10 @@ nonnegative, p.s.d., with unit row sums and trace k.  Keeping only those propert
 
 whose solution is also a doubly stochastic p.s.d. normalization of K (the spectral step of
 :class:`~cvxclust.ssc.SemidefiniteSpectralClustering` clusters its top eigenvectors).  It has no
-hand-written solver: its method ``"generic"`` (:func:`cvxclust.solve`) solves it from the cvxpy
-statement below.
+hand-written solver: ``method="auto"`` hands the cvxpy statement below to
+``cvxclust.solve(problem, method="auto")``, which picks the method by the instance (at large n one
+that returns the solution as a factor F, X = F F^T, in ``Result.extras["factor"]``, and may leave
+``Result.X`` unformed); any other name (``"generic"``, ``"reference"``, ...) runs that method.
 
 Reference: J. Peng, Y. Wei, "Approximating K-means-type Clustering via Semidefinite
 Programming", SIAM Journal on Optimization, 2007.
@@ -20,12 +22,16 @@ Programming", SIAM Journal on Optimization, 2007.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from numbers import Integral
 
 import cvxpy as cp
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from .._relaxation import Relaxation
+from ..result import Result
 from ..parameters import Interval, check_parameter
 from ._relaxations import check_matrix, negativity
 
@@ -45,7 +51,7 @@ class PengWei(Relaxation):
 
     name = "peng-wei"
     sense = "maximize"
-    default_method = "generic"
+    default_method = "generic"  # not used by solve, which sends "auto" to cvxclust.solve's own choice
 
     def __init__(self, K, n_clusters: int):
         self.K = check_matrix(K, "K", min_size=2)
@@ -53,16 +59,77 @@ class PengWei(Relaxation):
         self.n_clusters = check_parameter("n_clusters", n_clusters, [Interval(Integral, 1, self.n, closed="both")],
                                              "PengWei")
 
+    @classmethod
+    def methods(cls) -> list[str]:
+        """``"reference"``, ``"generic"`` (judged by this class's :meth:`residuals`) and every other
+        method of :func:`cvxclust.solve` (those registered when it is called)."""
+        from ..generic import CvxpyRelaxation  # at call time: the generic solver registers itself on this core
+
+        own = super().methods()
+        return own + [name for name in CvxpyRelaxation.methods() if name not in own]
+
+    def scalable_methods(self) -> list[str]:
+        """The methods of :func:`cvxclust.solve` that apply to the statement (:meth:`problem`)."""
+        from ..generic import CvxpyRelaxation
+
+        return CvxpyRelaxation(self.problem()).scalable_methods()
+
+    def solve(self, method: str = "auto", **options) -> Result:
+        """Solve the SDP: ``"reference"`` and ``"generic"`` as for every relaxation; ``"auto"`` and
+        the other methods of :func:`cvxclust.solve` are ``cvxclust.solve(self.problem(), method,
+        **options)``, whose result is judged by the standard form of the statement (with
+        ``"auto"``, ``extras["auto"]`` says what ran and why)."""
+        if method in super().methods():
+            return super().solve(method, **options)
+        from ..generic import solve
+
+        return self._judged(solve(self.problem(), method, **options), options.get("residual_tol", 1e-6))
+
+    def _judged(self, result: Result, residual_tol: float) -> Result:
+        """``result`` with this class's objective and residuals, from the factor F where the method
+        returned one (``extras["factor"]``, X = F F^T: no n x n matrix is formed or decomposed),
+        else from X; a point called optimal whose residuals exceed ``residual_tol`` is ``"stalled"``
+        with a ``ConvergenceWarning``, as the solver core does."""
+        factor = result.extras.get("factor")
+        point = {"factor": factor} if factor is not None else {"X": result.X}
+        if factor is None and result.X is None:
+            return result
+        residuals = self.residuals(**point)
+        status, worst = result.status, max(residuals.values())
+        if status == "optimal" and worst > residual_tol:
+            status = "stalled"
+            warnings.warn(f"{result.method} met its own residuals, but the worst of {self.name}'s is {worst:.2e} > "
+                          f"residual_tol={residual_tol:g}: status 'stalled'; a smaller residual_tol may reach it",
+                          ConvergenceWarning, stacklevel=3)
+        return dataclasses.replace(result, objective=self.objective(**point), residuals=residuals, status=status)
+
     def problem(self) -> cp.Problem:
         n = self.n
         X = cp.Variable((n, n), symmetric=True, name="X")
         constraints = [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == self.n_clusters]
         return cp.Problem(cp.Maximize(cp.trace(self.K @ X)), constraints)
 
-    def objective(self, X) -> float:
-        """``<K, X>`` for a finite (n, n) matrix X."""
+    def objective(self, X=None, *, factor=None) -> float:
+        """``<K, X>`` for a finite (n, n) matrix X, or ``<K, F F^T> = <K F, F>`` for a factor F
+        (``factor``, of shape (n, r)) without forming X."""
+        F = self._factor(X, factor)
+        if F is not None:
+            return float(np.vdot(self.K @ F, F))
         X = check_matrix(X, "X", self.n, symmetric=False)
         return float(np.vdot(self.K, X))
+
+    def _factor(self, X, factor) -> np.ndarray | None:
+        """The checked factor where ``factor`` is given (and X is not), else None."""
+        if (X is None) == (factor is None):
+            raise TypeError("give either X, an (n, n) matrix, or factor, an (n, r) matrix F with X = F F^T")
+        if factor is None:
+            return None
+        F = np.asarray(factor)
+        if F.ndim != 2 or F.shape[0] != self.n or F.shape[1] < 1 or F.dtype.kind not in "fiu" \
+                or not np.all(np.isfinite(F)):
+            raise ValueError(f"factor must be a finite real ({self.n}, r) matrix with r >= 1, got "
+                             f"{F.dtype} of shape {F.shape}")
+        return F
 
     def objective_scale(self) -> float:
         """The objective at the feasible centre ``11^T/n + (k - 1)/(n - 1) (I - 11^T/n)``."""
@@ -70,9 +137,16 @@ class PengWei(Relaxation):
         mean = self.K.sum() / n
         return abs(mean + (k - 1) / (n - 1) * (np.trace(self.K) - mean)) if n > 1 else abs(mean)
 
-    def residuals(self, X) -> dict[str, float]:
+    def residuals(self, X=None, *, factor=None) -> dict[str, float]:
         """Relative violations: ``row_sums`` ``max|X1 - 1|``, ``trace`` ``|tr X - k| / k``, ``symmetry``,
-        ``nonnegativity`` max(0, -min X)/max|X| and ``psd`` max(0, -lambda_min)/max|lambda|."""
+        ``nonnegativity`` max(0, -min X)/max|X| and ``psd`` max(0, -lambda_min)/max|lambda|.
+
+        For a factor F (``factor``; X = F F^T, symmetric and p.s.d. by construction) they are
+        computed from F: the row sums as ``F (F^T 1)``, the trace as ``||F||_F^2``, the entries'
+        least and largest magnitude over blocks of rows of ``F F^T``, never the whole n x n."""
+        F = self._factor(X, factor)
+        if F is not None:
+            return self._factor_residuals(F)
         X = check_matrix(X, "X", self.n, symmetric=False)
         w = np.linalg.eigvalsh((X + X.T) / 2)
         return {
@@ -81,4 +155,19 @@ class PengWei(Relaxation):
             "symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300)),
             "nonnegativity": negativity(X),
             "psd": float(max(0.0, -w[0]) / max(np.abs(w).max(), 1e-300)),
+        }
+
+    def _factor_residuals(self, F: np.ndarray) -> dict[str, float]:
+        rows = F @ F.sum(axis=0)
+        block = max(1, 4_000_000 // self.n)  # rows of F F^T at a time: 32 MB
+        least, largest = np.inf, 0.0
+        for start in range(0, self.n, block):
+            part = F[start:start + block] @ F.T
+            least, largest = min(least, float(part.min())), max(largest, float(np.abs(part).max()))
+        return {
+            "row_sums": float(np.abs(rows - 1).max()),
+            "trace": float(abs(np.vdot(F, F) - self.n_clusters) / self.n_clusters),
+            "symmetry": 0.0,
+            "nonnegativity": float(max(0.0, -least) / max(largest, 1e-300)),
+            "psd": 0.0,
         }

@@ -45,9 +45,13 @@ def check_matrix(A, name: str, n: int | None = None, *, symmetric: bool = True, 
     """``A`` as a square finite float matrix (of order ``n`` if given), or a ValueError naming it.
 
     Complex and string arrays are refused (:func:`cvxclust._checks.check_square_matrix`), and
-    ``symmetric=True`` also symmetrises exactly.  Never modifies ``A``.
+    ``symmetric=True`` also symmetrises exactly.  Never modifies ``A``; a writeable float array
+    that is already exactly symmetric is returned as it is rather than copied, so that a dense kernel
+    (800 MB at n = 10,000) is held once however many functions check it.
     """
-    A = check_square_matrix(A, name, symmetric=symmetric, min_size=min_size)
+    exact = symmetric and isinstance(A, np.ndarray) and A.dtype == np.float64 and A.flags.writeable \
+        and A.ndim == 2 and A.shape[0] == A.shape[1] and np.array_equal(A, A.T)
+    A = check_square_matrix(A, name, symmetric=symmetric and not exact, min_size=min_size)
     if n is not None and A.shape != (n, n):
         raise ValueError(f"{name} must be of shape ({n}, {n}) like K, got {A.shape}")
     return A
