@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Bound", "RowSumsBlock", "Rows", "TotalBlock", "bound_sizes", "constant_bound", "finite_count", "first_crossing",
-           "held_bytes", "off_and_diagonal", "row_sums_matrix", "stack_rows"]
+__all__ = ["Bound", "RowSumsBlock", "Rows", "TotalBlock", "bound_sizes", "constant_bound", "finite_count",
+           "first_crossing", "held_bytes", "off_and_diagonal", "row_sums_matrix", "stack_rows"]
 
 
 def constant_bound(off: float, diagonal: float, n: int) -> np.ndarray:

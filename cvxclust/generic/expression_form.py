@@ -17,8 +17,8 @@ from . import expression_reader
 from .compact import RowSumsBlock, TotalBlock, row_sums_matrix, stack_rows
 from .expression_reader import Affine, Entries, Inner, RowSums, broadcast_entries, total_of, Unrecognised
 
-__all__ = ["CostTerms", "RowSumsBlock", "add_objective", "read_constraint", "row_sums_matrix", "squared_norm", "stack_rows",
-           "symmetrize_in_place"]
+__all__ = ["CostTerms", "RowSumsBlock", "add_objective", "read_constraint", "row_sums_matrix", "squared_norm",
+           "stack_rows", "symmetrize_in_place"]
 
 _BLOCK = 256  # rows per block of an in-place update (a temporary of _BLOCK x n at most)
 
