@@ -71,6 +71,17 @@ class CostTerms:
                 self.dense = np.zeros((self.n, self.n))
             _add_to(self.dense, np.broadcast_to(W, (self.n, self.n)), a)
 
+    def add_row_total(self, A: sp.csr_matrix, a: float) -> None:
+        """Add ``a`` times the sum of the rows of ``A`` (columns indexed by ``vec(X)``, as the
+        coefficient backend gives them): a sparse term where it has few entries, dense otherwise."""
+        n = self.n
+        total = (sp.csr_matrix(np.ones((1, A.shape[0]))) @ A).tocoo()
+        if total.nnz > n * n // 8:
+            self.add(np.asarray(total.toarray()).reshape(n, n), a)
+        else:
+            i, j = np.divmod(total.col, n)
+            self.add(sp.csr_matrix((total.data, (i, j)), shape=(n, n)), a)
+
     def parts(self) -> tuple[np.ndarray | None, sp.csr_matrix | None, float]:
         """``(dense, sparse, ones)``, each symmetrised (``(S + S^T) / 2`` for the sparse part);
         where a dense part is held the others are added into it (C is then that one array)."""

@@ -311,7 +311,7 @@ class _Reader:
                 self.constant += constant
                 return
             A, b = self._affine(expr)
-            self.cost.add(_column_sums(A, self.n), weight)
+            self.cost.add_row_total(A, weight)
             self.constant += weight * float(b.sum())
             return
         if isinstance(expr, cp.atoms.affine.add_expr.AddExpression):
@@ -458,16 +458,6 @@ def _check_magnitude(where: str, arrays) -> None:
     if largest > LARGEST_DATA:
         raise ValueError(f"{where} has data of magnitude {largest:.3g}: the generic solver squares the problem's "
                          f"data, so it takes magnitudes up to {LARGEST_DATA:g}; rescale the problem")
-
-
-def _column_sums(A: sp.csr_matrix, n: int):
-    """The sum of the rows of ``A`` (columns indexed by ``vec(X)``) as an ``n x n`` coefficient:
-    sparse where it has few entries, dense otherwise."""
-    total = (sp.csr_matrix(np.ones((1, A.shape[0]))) @ A).tocoo()
-    if total.nnz > n * n // 8:
-        return np.asarray(total.toarray()).reshape(n, n)
-    i, j = np.divmod(total.col, n)
-    return sp.csr_matrix((total.data, (i, j)), shape=(n, n))
 
 
 def _is_linear(expr) -> bool:

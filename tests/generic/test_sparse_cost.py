@@ -36,7 +36,8 @@ def _hand_written(cost_of):
     lambda: _hand_written(lambda L, X: cp.trace(L @ X)),
     lambda: _hand_written(lambda L, X: cp.sum(cp.multiply(L, X))),
     lambda: _hand_written(lambda L, X: cp.sum(cp.multiply(X, L))),  # cvxpy's vdot takes no sparse matrix
-], ids=["max-cut", "min-bisection", "trace", "multiply", "multiply-right"])
+    lambda: _hand_written(lambda L, X: cp.trace(X @ L)),  # cvxpy writes it with L.T, which it evaluates dense
+], ids=["max-cut", "min-bisection", "trace", "multiply", "multiply-right", "trace-right"])
 def test_a_sparse_cost_stays_sparse_and_nothing_n_by_n_is_held(statement):
     problem, M = statement()  # M: the objective's coefficient, in the problem's sense
     form = standard_form(problem)
