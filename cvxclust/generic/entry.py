@@ -266,6 +266,13 @@ def solve(problem, method: str = "auto", **options) -> Result:
         :class:`~cvxclust.generic.AugmentedLagrangian`.  With ``"auto"``, options of the
         chosen method.
 
+    Raises
+    ------
+    ValueError
+        A part of the problem outside the class; a bad option; a method whose arrays would not
+        fit in memory (:func:`check_dense_memory`, :class:`~cvxclust._memory.MemoryNeed`: the
+        method, the order, the bytes, and what to use instead), refused before it starts.
+
     Returns
     -------
     Result

@@ -23,8 +23,11 @@ only entry is one ``X_ij`` (with its mirror ``X_ji``) becomes a bound, every oth
 ``A``.  Nothing is canonicalised into cones, and no ``n^2 x n^2`` dense operator is formed.
 Rows act on symmetric matrices, so each is symmetrised: ``A(X) = <A_r, X>`` with ``A_r``
 symmetric, held as blocks of rows of a sparse ``m x n^2`` matrix, the row sums as their indices
-alone; bounds of one number (one off the diagonal, another on it) are views of ``2 n - 1``
-numbers (:mod:`cvxclust.generic.compact`).
+alone, a row of ``sum(X)`` as its coefficient; bounds of one number (one off the diagonal, another
+on it) are views of ``2 n - 1`` numbers (:mod:`cvxclust.generic.compact`).  The linear coefficient
+is kept as its parts (:class:`~cvxclust.generic.cost.Cost`): a ``scipy.sparse`` cost stays sparse,
+``sum(X)`` is a weight of the all-ones matrix, and a dense part exists only where a dense term does;
+the dense ``C`` is written only when a dense method asks for it.
 """
 
 from __future__ import annotations
