@@ -95,7 +95,8 @@ class CostTerms:
             return None, sparse, self.ones
         if sparse is not None:
             _add_to(self.dense, sparse, 1.0)
-        self.dense += self.ones
+        if self.ones:
+            self.dense += self.ones
         return symmetrize_in_place(self.dense), None, 0.0
 
     def data(self) -> list:
