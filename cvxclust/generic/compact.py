@@ -109,7 +109,7 @@ class Bound:
 
     def tighten_entries(self, i: np.ndarray, j: np.ndarray, values: np.ndarray) -> None:
         """Bound the entries ``(i, j)`` and their mirrors ``(j, i)`` by ``values``."""
-        if self.dense is None and np.all(i == j) and np.unique(i).size == self.n \
+        if self.dense is None and i.size >= self.n and np.all(i == j) and np.bincount(i, minlength=self.n).all() \
                 and np.all(values == values[0]):  # the whole diagonal, by one number
             self.diagonal = float(self.better(self.diagonal, float(values[0])))
             return
