@@ -78,9 +78,11 @@ class Result:
 
     Attributes
     ----------
-    X : ndarray
+    X : ndarray or None
         The primary variable (the matrix of the relaxation, or the iterate of a solver that has
-        no relaxation object).
+        no relaxation object); None where a method leaves it unformed, such as a low-rank method
+        whose ``n x n`` X would not fit in memory (its factor F, ``X = F F^T``, is then
+        ``extras["factor"]``).
     objective : float
         Objective of ``X`` as computed by the relaxation (:meth:`Relaxation.objective`), in the
         problem's own sense and scale.
@@ -181,7 +183,7 @@ class Result:
             ("max_residual", f"{self.max_residual:.2e}"),
             ("iterations", str(self.iterations)),
             ("time", f"{self.time:.3f} s"),
-            ("X", f"array of shape {shape}"),
+            ("X", "not formed" if self.X is None else f"array of shape {shape}"),
         ]
         if self.extras:
             rows.append(("extras", ", ".join(self.extras)))

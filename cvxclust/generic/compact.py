@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Bound", "RowSumsBlock", "Rows", "constant_bound", "held_bytes", "off_and_diagonal", "off_diagonal_all",
-           "row_sums_matrix",
-           "stack_rows"]
+__all__ = ["Bound", "RowSumsBlock", "Rows", "TotalBlock", "bound_sizes", "constant_bound", "finite_count",
+           "first_crossing", "held_bytes", "off_and_diagonal", "off_diagonal_all", "row_sums_matrix", "stack_rows"]
 
 
 def constant_bound(off: float, diagonal: float, n: int) -> np.ndarray:
@@ -59,6 +58,42 @@ def off_diagonal_all(test, *arrays: np.ndarray) -> bool:
     return bool(np.all(test(*arrays) | np.eye(arrays[0].shape[0], dtype=bool)))
 
 
+def _finite_size(M: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(M), np.abs(M), 0.0)
+
+
+def bound_sizes(L: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """``max(|L|, |U|)`` over the finite bounds of each entry (0 where it has none): a
+    :func:`constant_bound` view where L and U are both such views, computed from their numbers."""
+    pairs = off_and_diagonal(L), off_and_diagonal(U)
+    if None not in pairs:
+        off, diagonal = np.maximum(_finite_size(np.array(pairs[0])), _finite_size(np.array(pairs[1])))
+        return constant_bound(off, diagonal, L.shape[0])
+    return np.maximum(_finite_size(L), _finite_size(U))
+
+
+def finite_count(M: np.ndarray) -> int:
+    """The number of finite entries of ``M`` (from its two numbers for a :func:`constant_bound` view)."""
+    pair = off_and_diagonal(M)
+    if pair is None:
+        return int(np.isfinite(M).sum())
+    n = M.shape[0]
+    return int(np.isfinite(pair[0])) * n * (n - 1) + int(np.isfinite(pair[1])) * n
+
+
+def first_crossing(L: np.ndarray, U: np.ndarray) -> tuple[int, int] | None:
+    """The first entry ``(i, j)`` (in row-major order) where ``L > U``, None where there is none;
+    from the two numbers of each where both are :func:`constant_bound` views."""
+    pairs = off_and_diagonal(L), off_and_diagonal(U)
+    if None not in pairs:
+        (off_l, diagonal_l), (off_u, diagonal_u) = pairs
+        if diagonal_l > diagonal_u:
+            return 0, 0
+        return (0, 1) if off_l > off_u else None
+    crossing = np.argwhere(L > U)
+    return tuple(int(k) for k in crossing[0]) if crossing.size else None
+
+
 class Bound:
     """An entrywise bound of the symmetric X being read (lower with ``better=np.maximum``, upper
     with ``np.minimum``): ``off`` and ``diagonal`` while those two numbers describe it, a dense
@@ -84,7 +119,7 @@ class Bound:
 
     def tighten_entries(self, i: np.ndarray, j: np.ndarray, values: np.ndarray) -> None:
         """Bound the entries ``(i, j)`` and their mirrors ``(j, i)`` by ``values``."""
-        if self.dense is None and np.all(i == j) and np.unique(i).size == self.n \
+        if self.dense is None and i.size >= self.n and np.all(i == j) and np.bincount(i, minlength=self.n).all() \
                 and np.all(values == values[0]):  # the whole diagonal, by one number
             self.diagonal = float(self.better(self.diagonal, float(values[0])))
             return
@@ -145,6 +180,40 @@ class RowSumsBlock:
         return stack_rows([self], self.n)
 
 
+class TotalBlock:
+    """The rows ``coef_r <11^T, X>`` (``coef_r sum(X)``, the minimum bisection's ``sum(X) == 0``)
+    on ``vec(X)``, held as ``coef``; each row has all ``n^2`` entries."""
+
+    def __init__(self, coef: np.ndarray, n: int):
+        self.coef, self.n = np.asarray(coef, dtype=float).ravel(), n
+        self.width = n * n
+        self.shape = (len(self.coef), n * n)
+        self.nnz = len(self.coef) * self.width
+
+    def fill(self, data: np.ndarray, indices: np.ndarray) -> None:
+        """Write the rows' values and column indices into ``data`` and ``indices``."""
+        indices.reshape(-1, self.width)[...] = np.arange(self.width, dtype=indices.dtype)
+        data.reshape(-1, self.width)[...] = self.coef[:, None]
+
+    def __getitem__(self, rows) -> TotalBlock:
+        return TotalBlock(self.coef[rows], self.n)
+
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        return self.coef * float(X.sum())
+
+    def add_adjoint(self, M: np.ndarray, y: np.ndarray) -> None:
+        """``M += sum_r y_r A_r`` in place."""
+        M += float(y @ self.coef)
+
+    def row_norms(self) -> np.ndarray:
+        """The rows' 1-norms, ``n^2 |coef_r|``."""
+        return self.width * np.abs(self.coef)
+
+
+#: the blocks of rows held by their coefficients (each with fill, apply, add_adjoint, row_norms)
+_COMPACT = (RowSumsBlock, TotalBlock)
+
+
 def row_sums_matrix(I: np.ndarray, coef: np.ndarray, n: int) -> sp.csr_matrix:
     """:class:`RowSumsBlock` as a CSR matrix of shape ``(len(I), n^2)``."""
     return RowSumsBlock(I, coef, n).tocsr()
@@ -162,7 +231,7 @@ def stack_rows(blocks: list, n: int) -> sp.csr_matrix:
     row = offset = 0
     for block in blocks:
         rows, nnz = block.shape[0], block.nnz
-        if isinstance(block, RowSumsBlock):
+        if isinstance(block, _COMPACT):
             block.fill(data[offset:offset + nnz], indices[offset:offset + nnz])
             ends = np.arange(1, rows + 1) * block.width
         else:
@@ -176,11 +245,12 @@ def stack_rows(blocks: list, n: int) -> sp.csr_matrix:
 
 class Rows:
     """The symmetrised rows of the linear map, ``(m, n^2)``, as blocks one above the other: CSR
-    matrices and :class:`RowSumsBlock`; :meth:`tocsr` writes them into one CSR matrix."""
+    matrices, :class:`RowSumsBlock` and :class:`TotalBlock`; :meth:`tocsr` writes them into one
+    CSR matrix."""
 
     def __init__(self, blocks: list, n: int):
         self.n = n
-        self.blocks = [b if isinstance(b, RowSumsBlock) else sp.csr_matrix(b) for b in blocks if b.shape[0]]
+        self.blocks = [b if isinstance(b, _COMPACT) else sp.csr_matrix(b) for b in blocks if b.shape[0]]
         self.shape = (sum(b.shape[0] for b in self.blocks), n * n)
         self.nnz = sum(b.nnz for b in self.blocks)
 
@@ -197,7 +267,7 @@ class Rows:
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         """``A(X)`` for an ``n x n`` X."""
-        parts = [b.apply(X) if isinstance(b, RowSumsBlock) else b @ X.ravel() for b in self.blocks]
+        parts = [b.apply(X) if isinstance(b, _COMPACT) else b @ X.ravel() for b in self.blocks]
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def adjoint(self, y: np.ndarray) -> np.ndarray:
@@ -205,7 +275,7 @@ class Rows:
         n, starts = self.n, self._starts()
         M = np.zeros((n, n))
         for block, s, e in zip(self.blocks, starts[:-1], starts[1:]):
-            if isinstance(block, RowSumsBlock):
+            if isinstance(block, _COMPACT):
                 block.add_adjoint(M, y[s:e])
             else:
                 M += (block.T @ y[s:e]).reshape(n, n)
@@ -213,12 +283,14 @@ class Rows:
 
     def row_norms(self) -> np.ndarray:
         """The 1-norms of the rows."""
-        parts = [b.row_norms() if isinstance(b, RowSumsBlock) else np.asarray(abs(b).sum(axis=1)).ravel()
+        parts = [b.row_norms() if isinstance(b, _COMPACT) else np.asarray(abs(b).sum(axis=1)).ravel()
                  for b in self.blocks]
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def sparse_part(self) -> tuple[sp.csr_matrix, np.ndarray]:
-        """The rows of the sparse blocks as one CSR matrix, and their indices among all rows."""
+        """The rows of the blocks other than :class:`RowSumsBlock` as one CSR matrix (a
+        :class:`TotalBlock`'s rows written with their ``n^2`` entries), and their indices among all
+        rows."""
         starts = self._starts()
         sparse = [(b, s) for b, s in zip(self.blocks, starts) if not isinstance(b, RowSumsBlock)]
         if not sparse:
@@ -239,9 +311,9 @@ class Rows:
     @property
     def nbytes(self) -> int:
         """Bytes held by the blocks."""
-        return sum(b.I.nbytes + b.coef.nbytes if isinstance(b, RowSumsBlock)
+        return sum(sum(a.nbytes for a in (b.coef, getattr(b, "I", None)) if a is not None) if isinstance(b, _COMPACT)
                    else b.data.nbytes + b.indices.nbytes + b.indptr.nbytes for b in self.blocks)
 
     def data(self) -> list:
         """The rows' coefficients, one array per block (for checks of their magnitude)."""
-        return [b.coef if isinstance(b, RowSumsBlock) else b.data for b in self.blocks]
+        return [b.coef if isinstance(b, _COMPACT) else b.data for b in self.blocks]

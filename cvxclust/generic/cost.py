@@ -81,6 +81,16 @@ class Cost:
         """``<C, V V^T> = sum(V * (C V))``."""
         return float(np.vdot(V, self.matmul(V)))
 
+    def inner(self, X: np.ndarray) -> float:
+        """``<C, X> = <D, X> + sum(S .* X) + w sum(X)`` for an ``n x n`` X, without forming C."""
+        value = 0.0 if self.dense_part is None else float(np.vdot(self.dense_part, X))
+        if self.sparse_part is not None:
+            coo = self.sparse_part.tocoo()
+            value += float(np.dot(coo.data, X[coo.row, coo.col]))
+        if self.ones:
+            value += self.ones * float(X.sum())
+        return value
+
     def frobenius_norm(self) -> float:
         """``||C||_F``, without forming C where it is not dense."""
         if self.is_dense:

@@ -4,6 +4,7 @@ problem as a :class:`~cvxclust.Relaxation`), and ``problem.solve(method="cvxclus
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -12,6 +13,7 @@ from cvxpy.problems.problem import SolverStats
 from cvxpy.reductions.solution import Solution
 
 from .._checks import check_square_matrix
+from .._memory import MemoryNeed, check_memory, square_bytes
 from .._progress import call_clock
 from .._relaxation import Relaxation
 from ..result import Result
@@ -24,7 +26,35 @@ from .solver import GenericSolver
 from .splitting import bounds_the_trace
 from .standard_form import standard_form
 
-__all__ = ["CvxpyRelaxation", "choose_method", "solve"]
+__all__ = ["CvxpyRelaxation", "DENSE_COPIES", "check_dense_memory", "choose_method", "fits_dense", "solve"]
+
+#: The peak memory of each dense method, in dense ``n x n`` arrays of floats (``8 n^2`` bytes each).
+#: Measured as (the peak resident memory after the solve, ``ru_maxrss``) minus (that once the cvxpy
+#: problem is built), over ``8 n^2``, at n = 1000 and 1500 on max-cut (a random graph of degree 10),
+#: the nearest correlation matrix and the k-means SDP of 10 blobs (45 s time limits, one thread);
+#: the largest figure of each method, rounded up with a margin: generic 42.1 (k-means), alm 26.7,
+#: dual-newton 14.7, newton 13.1.  The reading of the problem is included.
+DENSE_COPIES = {"generic": 44, "alm": 28, "dual-newton": 16, "newton": 14}
+#: what a problem too large for the dense methods can use instead
+LOWRANK_REMEDY = "use method='lowrank' (a low-rank factor) for problems whose solutions have low rank"
+
+
+def check_dense_memory(form, method: str, available: int | None = None) -> None:
+    """Raise :class:`~cvxclust._memory.MemoryNeed` (a ValueError) where the dense ``method``
+    (a key of :data:`DENSE_COPIES`) would need more memory than is available on ``form``; the
+    message names the method, the order, the bytes and the low-rank method."""
+    copies = DENSE_COPIES[method]
+    check_memory(square_bytes(form.n, copies), f"method={method!r} on a problem of order {form.n} (about {copies} "
+                 f"dense {form.n} x {form.n} arrays)", LOWRANK_REMEDY, available)
+
+
+def fits_dense(form, method: str, available: int | None = None) -> bool:
+    """Whether the dense ``method`` fits in the memory available on ``form`` (:func:`check_dense_memory`)."""
+    try:
+        check_dense_memory(form, method, available)
+    except MemoryNeed:
+        return False
+    return True
 
 
 def choose_method(form) -> tuple[str, str]:
@@ -46,8 +76,21 @@ def choose_method(form) -> tuple[str, str]:
     * everything else: ``"generic"``.
 
     Each method is chosen only where it takes the problem, so the choice never refuses a
-    problem that ``"generic"`` solves.  Returns ``(method, reason)``.
+    problem that ``"generic"`` solves, and only where it fits in memory (:func:`fits_dense`):
+    where no dense method does, a :class:`~cvxclust._memory.MemoryNeed` (a ValueError) says how
+    much they need before any ``n x n`` array is formed.  Returns ``(method, reason)``.
     """
+    smallest = min(DENSE_COPIES, key=DENSE_COPIES.get)
+    if not fits_dense(form, smallest):  # the tests below form n x n arrays
+        check_memory(square_bytes(form.n, DENSE_COPIES[smallest]), f"every dense method on a problem of order "
+                     f"{form.n} (at least {DENSE_COPIES[smallest]} dense {form.n} x {form.n} arrays)", LOWRANK_REMEDY)
+    method, reason = _dense_choice(form)
+    check_dense_memory(form, method)
+    return method, reason
+
+
+def _dense_choice(form) -> tuple[str, str]:
+    """:func:`choose_method` among the dense methods, by the problem's structure alone."""
     dual, why_not = equality_form(form)
     if dual is not None and contradicting_rows(form) is not None:
         dual, why_not = None, "two of its rows contradict each other, which the ADMM certifies infeasible"
@@ -139,14 +182,20 @@ class CvxpyRelaxation(Relaxation):
 
     def solve(self, method: str = "auto", **options) -> Result:
         """Solve with ``method``; ``"auto"`` picks one by the problem's structure
-        (:func:`choose_method`) and records why in ``Result.extras["auto"]``."""
+        (:func:`choose_method`) and records why in ``Result.extras["auto"]``.  A dense method
+        (:data:`DENSE_COPIES`) is refused before it starts where its arrays would not fit in
+        memory (:func:`check_dense_memory`: a ValueError naming the method, the order, the bytes
+        and what to use instead)."""
         if method != "auto":
+            if method in DENSE_COPIES:
+                check_dense_memory(self.standard_form(), method)
             return super().solve(method, **options)
         method, reason = choose_method(self.standard_form())
         accepted = getattr(self._solvers[method], "parameters", None)
         others = sorted(set(options) - set(accepted or options))
         if others:  # options only another method takes: the generic solver takes the most
             method, reason = "generic", f"options {others} are not {method}'s ({reason}): generic"
+            check_dense_memory(self.standard_form(), method)
         result = super().solve(method, **options)
         return dataclasses.replace(result, extras={**result.extras, "auto": reason})
 
@@ -166,7 +215,7 @@ class CvxpyRelaxation(Relaxation):
             self._objective_scale = 0.0
             if centre is not None:
                 size = float(np.linalg.norm(centre))
-                self._objective_scale = form.c * size ** 2 + float(np.linalg.norm(form.C)) * size + abs(form.constant)
+                self._objective_scale = form.c * size ** 2 + form.cost.frobenius_norm() * size + abs(form.constant)
         return self._objective_scale
 
 
@@ -220,6 +269,13 @@ def solve(problem, method: str = "auto", **options) -> Result:
         :class:`~cvxclust.generic.AugmentedLagrangian`.  With ``"auto"``, options of the
         chosen method.
 
+    Raises
+    ------
+    ValueError
+        A part of the problem outside the class; a bad option; a method whose arrays would not
+        fit in memory (:func:`check_dense_memory`, :class:`~cvxclust._memory.MemoryNeed`: the
+        method, the order, the bytes, and what to use instead), refused before it starts.
+
     Returns
     -------
     Result
@@ -254,7 +310,8 @@ def cvxpy_solution(problem, result: Result) -> Solution:
     """``result`` as the :class:`cvxpy.Solution` of ``problem`` that ``problem.unpack`` takes:
     the status (:data:`CVXPY_STATUS`), the point (none where the problem is infeasible or
     unbounded, whose value is then ``+inf`` or ``-inf`` in the problem's sense, as cvxpy's own
-    solvers report them), no dual values (the solver's multipliers belong to the standard form,
+    solvers report them, and none where ``result.X`` is None: a low-rank method's factor
+    ``extras["factor"]`` stands for the point), no dual values (the solver's multipliers belong to the standard form,
     not to the problem's constraints: those of an earlier solve are cleared), and the
     statistics of :class:`cvxpy.problems.problem.SolverStats`."""
     status = CVXPY_STATUS.get(result.status, cp.USER_LIMIT)
@@ -276,11 +333,21 @@ def _solve_in_place(problem, **options):
     """``problem.solve(method="cvxclust", **options)``: fills the problem as cvxpy's own solvers
     do (``problem.unpack``: status, value, the variable's value; ``problem.solver_stats``: the
     time from the call, the reading in ``setup_time``, the iterations, the Result as
-    ``extra_stats``); returns the optimal value."""
+    ``extra_stats``); returns the optimal value.  The Result is ``problem.cvxclust_result``.
+
+    Where the method leaves the ``n x n`` solution unformed (``result.X`` is None: a low-rank
+    method on a problem whose X would not fit in memory), the variable's value stays None, the
+    problem's value is the method's objective, and a ``UserWarning`` says that the solution is
+    the factor ``F`` (``X = F F^T``) in ``problem.cvxclust_result.extras["factor"]``."""
     with call_clock():
         result = solve(problem, **options)
     solution = cvxpy_solution(problem, result)
     problem.unpack(solution)
+    if result.X is None and solution.status in cvxpy_settings.SOLUTION_PRESENT:
+        problem._value = solution.opt_val  # the objective, which cvxpy cannot evaluate without the point
+        warnings.warn(f"method {result.method!r} left the {problem.variables()[0].shape} solution unformed: its value "
+                      "is None, and the solution is the factor F (X = F F^T) in "
+                      "problem.cvxclust_result.extras['factor']", UserWarning, stacklevel=3)
     # cvxpy has no public way to set the statistics: its own solve writes this attribute too
     problem._solver_stats = SolverStats.from_dict(solution.attr, "cvxclust")
     problem.cvxclust_result = result

@@ -1,5 +1,6 @@
 """The standard form's parts from affine expressions read by :mod:`cvxclust.generic.expression_reader`:
-the objective's coefficient added in place, a squared Frobenius norm, ``X >> 0``, entrywise bounds
+the objective's coefficient as its parts (:class:`CostTerms`: sparse terms stay sparse, ``sum(X)``
+is a weight of the all-ones matrix), a squared Frobenius norm, ``X >> 0``, entrywise bounds
 and symmetrised rows (row sums kept as their indices and coefficients, :mod:`cvxclust.generic.compact`).
 
 Each function returns None or False where the recogniser does not read the expression, or where its
@@ -13,11 +14,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import expression_reader
-from .compact import RowSumsBlock, row_sums_matrix, stack_rows
+from .compact import RowSumsBlock, TotalBlock, row_sums_matrix, stack_rows
 from .expression_reader import Affine, Entries, Inner, RowSums, broadcast_entries, total_of, Unrecognised
 
-__all__ = ["RowSumsBlock", "add_objective", "read_constraint", "row_sums_matrix", "squared_norm", "stack_rows",
-           "symmetrize_in_place"]
+__all__ = ["CostTerms", "RowSumsBlock", "add_objective", "read_constraint", "row_sums_matrix", "squared_norm",
+           "stack_rows", "symmetrize_in_place"]
 
 _BLOCK = 256  # rows per block of an in-place update (a temporary of _BLOCK x n at most)
 
@@ -41,9 +42,71 @@ def _add_to(C: np.ndarray, W, a: float) -> None:
                 C[block] += a * W[block]
 
 
-def add_objective(expr, X: cp.Variable, weight: float, C: np.ndarray) -> float | None:
-    """Add ``weight * expr`` (a scalar affine expression) to the coefficient ``C`` in place and
-    return its constant; None (C untouched) where the recogniser does not read ``expr``."""
+class CostTerms:
+    """The objective's linear coefficient while a problem is read, as the parts of a
+    :class:`~cvxclust.generic.cost.Cost`: the sparse terms (kept as they are written), the weight
+    of the all-ones matrix, and a dense part allocated on the first dense term only.
+
+    Parameters
+    ----------
+    n : int
+        Order of the coefficient.
+    """
+
+    def __init__(self, n: int):
+        self.n = n
+        self.dense: np.ndarray | None = None
+        self.sparse: list = []
+        self.ones = 0.0
+
+    def add(self, W, a: float) -> None:
+        """Add ``a * W``: W a float (every entry W), a scipy.sparse matrix or an array that
+        broadcasts to ``(n, n)``."""
+        if sp.issparse(W):
+            self.sparse.append(a * sp.csr_matrix(W, dtype=float))
+        elif np.ndim(W) == 0:
+            self.ones += a * float(W)
+        else:
+            if self.dense is None:
+                self.dense = np.zeros((self.n, self.n))
+            _add_to(self.dense, np.broadcast_to(W, (self.n, self.n)), a)
+
+    def add_row_total(self, A: sp.csr_matrix, a: float) -> None:
+        """Add ``a`` times the sum of the rows of ``A`` (columns indexed by ``vec(X)``, as the
+        coefficient backend gives them): a sparse term where it has few entries, dense otherwise."""
+        n = self.n
+        total = (sp.csr_matrix(np.ones((1, A.shape[0]))) @ A).tocoo()
+        if total.nnz > n * n // 8:
+            self.add(np.asarray(total.toarray()).reshape(n, n), a)
+        else:
+            i, j = np.divmod(total.col, n)
+            self.add(sp.csr_matrix((total.data, (i, j)), shape=(n, n)), a)
+
+    def parts(self) -> tuple[np.ndarray | None, sp.csr_matrix | None, float]:
+        """``(dense, sparse, ones)``, each symmetrised (``(S + S^T) / 2`` for the sparse part);
+        where a dense part is held the others are added into it (C is then that one array)."""
+        sparse = None
+        if self.sparse:
+            sparse = self.sparse[0]
+            for term in self.sparse[1:]:
+                sparse = sparse + term
+            sparse = ((sparse + sparse.T) / 2).tocsr()
+        if self.dense is None:
+            return None, sparse, self.ones
+        if sparse is not None:
+            _add_to(self.dense, sparse, 1.0)
+        if self.ones:
+            self.dense += self.ones
+        return symmetrize_in_place(self.dense), None, 0.0
+
+    def data(self) -> list:
+        """The parts' numbers, one array each (for checks of their magnitude)."""
+        return [a for a in (self.dense, *(t.data for t in self.sparse), np.array([self.ones])) if a is not None]
+
+
+def add_objective(expr, X: cp.Variable, weight: float, cost: CostTerms) -> float | None:
+    """Add ``weight * expr`` (a scalar affine expression) to the coefficient's terms ``cost`` and
+    return its constant; None (nothing added) where the recogniser does not read ``expr``."""
     affine = expression_reader.read_affine(expr, X)
     if affine is None or affine.size != 1:
         return None
@@ -52,7 +115,7 @@ def add_objective(expr, X: cp.Variable, weight: float, C: np.ndarray) -> float |
     except Unrecognised:
         return None
     for term in total.terms:
-        _add_to(C, term.W, weight * term.scale)
+        cost.add(term.W, weight * term.scale)
     return weight * total.constant
 
 
@@ -64,9 +127,10 @@ def _whole_scale(affine: Affine):
     return float(sum(float(t.coef) for t in affine.terms))
 
 
-def squared_norm(argument, X: cp.Variable, weight: float, C: np.ndarray):
-    """Add the linear part of ``weight * ||a X + E||_F^2`` to ``C`` in place and return ``(weight
-    a^2, weight ||E||^2)``; None (C untouched) unless ``argument`` is read as ``a X + E``, a != 0."""
+def squared_norm(argument, X: cp.Variable, weight: float, cost: CostTerms):
+    """Add the linear part of ``weight * ||a X + E||_F^2`` to the coefficient's terms ``cost`` and
+    return ``(weight a^2, weight ||E||^2)``; None (nothing added) unless ``argument`` is read as
+    ``a X + E``, a != 0."""
     affine = expression_reader.read_affine(argument, X)
     a = None if affine is None else _whole_scale(affine)
     if not a:
@@ -74,7 +138,7 @@ def squared_norm(argument, X: cp.Variable, weight: float, C: np.ndarray):
     n = X.shape[0]
     E = affine.constant
     if np.any(E):
-        _add_to(C, E if np.ndim(E) == 0 else np.broadcast_to(E, (n, n)), 2.0 * weight * a)
+        cost.add(E if np.ndim(E) == 0 else np.broadcast_to(E, (n, n)), 2.0 * weight * a)
     square = float(np.vdot(E, E)) * (n * n / max(np.size(E), 1))
     return weight * a * a, weight * square
 
@@ -137,6 +201,13 @@ def read_constraint(reader, constraint, name: str) -> bool:
             reader.lo.append(np.broadcast_to(lo, affine.shape).ravel(order="F").astype(float))
             reader.hi.append(np.broadcast_to(hi, affine.shape).ravel(order="F").astype(float))
             return True
+    if n > 1 and terms and all(isinstance(t, Inner) and _is_number(t.W) for t in terms):  # a sum(X): n^2 entries
+        coef = sum(float(t.W) * t.scale for t in terms)
+        if coef != 0:
+            reader.rows.append(TotalBlock([coef], n))
+            reader.lo.append(np.broadcast_to(lo, affine.shape).ravel().astype(float))
+            reader.hi.append(np.broadcast_to(hi, affine.shape).ravel().astype(float))
+            return True
     try:
         A = _rows_matrix(affine, n)
     except Unrecognised:
@@ -144,6 +215,10 @@ def read_constraint(reader, constraint, name: str) -> bool:
     flat = (np.broadcast_to(side, affine.shape).ravel(order="F").astype(float) for side in (lo, hi))
     reader._rows(A, *flat, name)
     return True
+
+
+def _is_number(W) -> bool:
+    return np.ndim(W) == 0 and not sp.issparse(W)
 
 
 def _finite(term) -> bool:

@@ -159,6 +159,10 @@ def _value(expr):
     promoted scalar stays a float), or a sparse matrix."""
     while isinstance(expr, (Promote, broadcast_to)):
         expr = expr.args[0]
+    if isinstance(expr, transpose) and expr.axes is None and expr.ndim == 2:  # cvxpy evaluates it dense
+        inner = _value(expr.args[0])
+        if sp.issparse(inner):
+            return inner.T.tocsr()
     value = expr.value
     if sp.issparse(value):
         return sp.csr_matrix(value)

@@ -23,8 +23,11 @@ only entry is one ``X_ij`` (with its mirror ``X_ji``) becomes a bound, every oth
 ``A``.  Nothing is canonicalised into cones, and no ``n^2 x n^2`` dense operator is formed.
 Rows act on symmetric matrices, so each is symmetrised: ``A(X) = <A_r, X>`` with ``A_r``
 symmetric, held as blocks of rows of a sparse ``m x n^2`` matrix, the row sums as their indices
-alone; bounds of one number (one off the diagonal, another on it) are views of ``2 n - 1``
-numbers (:mod:`cvxclust.generic.compact`).
+alone, a row of ``sum(X)`` as its coefficient; bounds of one number (one off the diagonal, another
+on it) are views of ``2 n - 1`` numbers (:mod:`cvxclust.generic.compact`).  The linear coefficient
+is kept as its parts (:class:`~cvxclust.generic.cost.Cost`): a ``scipy.sparse`` cost stays sparse,
+``sum(X)`` is a weight of the all-ones matrix, and a dense part exists only where a dense term does;
+the dense ``C`` is written only when a dense method asks for it.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from cvxpy.atoms.quad_over_lin import quad_over_lin
 
 from . import expression_form
 from .coefficients import CVXPY_VERSIONS, linear_map, symmetric_identity, symmetrize_columns
-from .compact import Bound, Rows, held_bytes
+from .._memory import check_memory, square_bytes
+from .compact import Bound, Rows, bound_sizes, finite_count, first_crossing, held_bytes, off_and_diagonal
 from .cost import Cost
 
 __all__ = ["CVXPY_VERSIONS", "StandardForm", "linear_map", "standard_form"]
@@ -67,8 +71,13 @@ class StandardForm:
         (negated for a maximisation).
     c : float
         Weight of ``||X||_F^2`` (>= 0).
+    cost : Cost
+        Symmetric linear coefficient as its parts (:class:`~cvxclust.generic.cost.Cost`: a dense
+        part, a sparse part kept as written, a weight of the all-ones matrix): its products,
+        norm and inner products with X form no ``n x n`` array that the problem does not have.
     C : ndarray of shape (n, n)
-        Symmetric linear coefficient.
+        The same coefficient as one dense matrix, written once on first use, after a check that
+        it fits in memory (the solvers that need only products use ``cost``).
     constant : float
         Constant of the objective.
     psd : bool
@@ -92,7 +101,7 @@ class StandardForm:
     n: int
     sense: str
     c: float
-    C: np.ndarray
+    cost: Cost
     constant: float
     psd: bool
     L: np.ndarray
@@ -108,13 +117,16 @@ class StandardForm:
         return self.rows.shape[0]
 
     @property
-    def cost(self) -> Cost:
-        """The linear coefficient as an operator (:class:`~cvxclust.generic.cost.Cost`): its
-        products with thin matrices, diagonal and norm without forming an ``n x n`` array where C
-        is sparse."""
-        if getattr(self, "_cost", None) is None:
-            self._cost = Cost(self.n, dense=self.C)
-        return self._cost
+    def C(self) -> np.ndarray:
+        """The linear coefficient as one dense ``n x n`` array (:meth:`Cost.dense
+        <cvxclust.generic.cost.Cost.dense>`), written once on first use; a
+        :class:`~cvxclust._memory.MemoryNeed` (a ValueError) where it would not fit in memory."""
+        if getattr(self, "_C", None) is None:
+            if not self.cost.is_dense:
+                check_memory(square_bytes(self.n), f"the dense cost matrix of order {self.n}",
+                             "method='lowrank' works from the sparse cost without forming it")
+            self._C = self.cost.dense()
+        return self._C
 
     @property
     def A(self) -> sp.csr_matrix:
@@ -124,14 +136,14 @@ class StandardForm:
         return self._A
 
     def __repr__(self) -> str:
-        bounds = int(np.isfinite(self.L).sum() + np.isfinite(self.U).sum())
+        bounds = finite_count(self.L) + finite_count(self.U)
         equalities = int(np.sum(self.lo == self.hi))
         return (f"StandardForm(n={self.n}, sense={self.sense!r}, c={self.c:g}, psd={self.psd}, "
                 f"finite bounds={bounds}, rows={self.m} ({equalities} equalities))")
 
     def objective(self, X: np.ndarray) -> float:
         """The objective in the problem's own sense and scale."""
-        value = self.c * float(np.vdot(X, X)) + float(np.vdot(self.C, X)) + self.constant
+        value = self.c * float(np.vdot(X, X)) + self.cost.inner(X) + self.constant
         return value if self.sense == "minimize" else -value
 
     def row_values(self, X: np.ndarray) -> np.ndarray:
@@ -174,16 +186,17 @@ class StandardForm:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the arrays of the form: C, the bounds (the numbers a view is made of),
-        the rows and their ranges (not the sparse matrix ``A``, written only on use)."""
-        return sum(held_bytes(a) for a in (self.C, self.L, self.U, self.lo, self.hi)) + self.rows.nbytes
+        """Bytes held by the arrays of the form: the cost's parts, the bounds (the numbers a view is
+        made of), the rows and their ranges (not the sparse matrix ``A`` nor the dense ``C``,
+        written only on use)."""
+        return self.cost.nbytes + sum(held_bytes(a) for a in (self.L, self.U, self.lo, self.hi)) + self.rows.nbytes
 
     @property
     def bound_sizes(self) -> np.ndarray:
-        """``max(|L|, |U|)`` over the finite bounds of each entry (0 where it has none)."""
+        """``max(|L|, |U|)`` over the finite bounds of each entry (0 where it has none); a view of
+        ``2 n - 1`` numbers where both bounds are."""
         if not hasattr(self, "_bound_sizes"):
-            self._bound_sizes = np.maximum(np.where(np.isfinite(self.L), np.abs(self.L), 0.0),
-                                           np.where(np.isfinite(self.U), np.abs(self.U), 0.0))
+            self._bound_sizes = bound_sizes(self.L, self.U)
         return self._bound_sizes
 
     @property
@@ -283,7 +296,7 @@ class _Reader:
     def __init__(self, X: cp.Variable):
         n = X.shape[0]
         self.X, self.n = X, n
-        self.c, self.C, self.constant = 0.0, np.zeros((n, n)), 0.0
+        self.c, self.cost, self.constant = 0.0, expression_form.CostTerms(n), 0.0
         self.psd = False
         self.L, self.U = Bound(n, -np.inf, np.maximum), Bound(n, np.inf, np.minimum)
         self.rows, self.lo, self.hi = [], [], []
@@ -296,12 +309,12 @@ class _Reader:
     def objective(self, expr, weight: float) -> None:
         """Add ``weight * expr`` to the objective of the minimisation."""
         if _is_linear(expr):
-            constant = expression_form.add_objective(expr, self.X, weight, self.C)
+            constant = expression_form.add_objective(expr, self.X, weight, self.cost)
             if constant is not None:  # read from the expression tree
                 self.constant += constant
                 return
             A, b = self._affine(expr)
-            self.C += weight * np.asarray(A.sum(axis=0)).reshape(self.n, self.n)
+            self.cost.add_row_total(A, weight)
             self.constant += weight * float(b.sum())
             return
         if isinstance(expr, cp.atoms.affine.add_expr.AddExpression):
@@ -330,7 +343,7 @@ class _Reader:
                              "squared norm must be added when minimizing, subtracted when maximizing)")
         if not _is_linear(argument):
             raise ValueError(f"the squared norm in {_describe(expr)} must be of an affine expression of X")
-        square = expression_form.squared_norm(argument, self.X, weight, self.C)
+        square = expression_form.squared_norm(argument, self.X, weight, self.cost)
         if square is not None:  # ||a X + E||^2 read from the expression tree
             self.c += square[0]
             self.constant += square[1]
@@ -346,7 +359,7 @@ class _Reader:
                              "solver takes squared Frobenius norms of the whole matrix (a weighted or partial norm "
                              "has no closed-form proximal step)")
         self.c += weight * scale
-        self.C += 2.0 * weight * (A.T @ b).reshape(n, n)
+        self.cost.add((A.T @ b).reshape(n, n), 2.0 * weight)
         with np.errstate(over="ignore"):  # data too large to square are refused by finish(), naming them
             self.constant += weight * float(b @ b)
 
@@ -417,28 +430,33 @@ class _Reader:
 
     def finish(self, sense: str) -> StandardForm:
         n = self.n
-        _check_magnitude("the objective", [self.C, [self.c]])  # before its square overflows the constant
-        if not (np.isfinite(self.C).all() and np.isfinite(self.c) and np.isfinite(self.constant)):
+        data = self.cost.data()
+        _check_magnitude("the objective", [*data, [self.c]])  # before its square overflows the constant
+        if not (all(np.isfinite(a).all() for a in data) and np.isfinite(self.c) and np.isfinite(self.constant)):
             raise ValueError("the objective has NaN or infinite data")
         L, U = self.L.array(), self.U.array()
-        if np.any(L > U):
-            i, j = np.argwhere(L > U)[0]
+        infeasible = first_crossing(L, U)
+        if infeasible is not None:
+            i, j = infeasible
             raise ValueError(f"the bounds on X[{i}, {j}] are infeasible: {L[i, j]:g} > {U[i, j]:g}")
         rows = Rows(self.rows, n)
         lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
         hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
-        C = expression_form.symmetrize_in_place(self.C)
+        dense, sparse, ones = self.cost.parts()
         _check_magnitude("the bounds on X", [L, U])
         _check_magnitude("the constraints", [*rows.data(), lo, hi])
-        return StandardForm(n=n, sense=sense, c=float(self.c), C=C, constant=float(self.constant), psd=self.psd,
-                            L=L, U=U, rows=rows, lo=lo, hi=hi, variable=self.X)
+        return StandardForm(n=n, sense=sense, c=float(self.c), cost=Cost(n, dense, sparse, ones),
+                            constant=float(self.constant), psd=self.psd, L=L, U=U, rows=rows, lo=lo, hi=hi,
+                            variable=self.X)
 
 
 def _check_magnitude(where: str, arrays) -> None:
     """Raise a ValueError naming ``where`` if a finite entry of ``arrays`` exceeds ``LARGEST_DATA``."""
-    # the largest finite magnitude without a temporary of each array's size (C and the bounds are n x n)
+    # the largest finite magnitude without a temporary of each array's size (C and the bounds are n x n;
+    # a bound of two numbers is read from them)
+    arrays = [np.array(compact) if (compact := off_and_diagonal(a)) is not None else a for a in map(np.asarray, arrays)]
     largest = max((max(float(np.max(a, where=np.isfinite(a), initial=0.0)),
-                       -float(np.min(a, where=np.isfinite(a), initial=0.0))) for a in map(np.asarray, arrays)),
+                       -float(np.min(a, where=np.isfinite(a), initial=0.0))) for a in arrays),
                   default=0.0)
     if largest > LARGEST_DATA:
         raise ValueError(f"{where} has data of magnitude {largest:.3g}: the generic solver squares the problem's "
