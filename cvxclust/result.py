@@ -78,9 +78,10 @@ class Result:
 
     Attributes
     ----------
-    X : ndarray
+    X : ndarray or None
         The primary variable (the matrix of the relaxation, or the iterate of a solver that has
-        no relaxation object).
+        no relaxation object); None where a low-rank method returns it as a factor
+        (``extras["factor"]``, ``X = F F^T``) because an ``n x n`` array would not fit.
     objective : float
         Objective of ``X`` as computed by the relaxation (:meth:`Relaxation.objective`), in the
         problem's own sense and scale.

@@ -18,6 +18,8 @@ from ..result import Result
 from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
 from .dual_newton import GenericDualNewton, nearest_point_reason
+from .lowrank import LowRank
+from .lowrank_form import lowrank_reason
 from .newton import GenericNewton, equality_form, inequality_rows
 from .solver import GenericSolver
 from .splitting import bounds_the_trace
@@ -132,6 +134,8 @@ class CvxpyRelaxation(Relaxation):
             methods.remove("newton")
         if inequality_rows(self.standard_form()):  # alm_form's test, without building its dual
             methods.remove("alm")
+        if lowrank_reason(self.standard_form()):
+            methods.remove("lowrank")
         return methods
 
     def solve(self, method: str = "auto", **options) -> Result:
@@ -171,6 +175,7 @@ CvxpyRelaxation.register_solver("generic", GenericSolver)
 CvxpyRelaxation.register_solver("dual-newton", GenericDualNewton)
 CvxpyRelaxation.register_solver("newton", GenericNewton)
 CvxpyRelaxation.register_solver("alm", AugmentedLagrangian)
+CvxpyRelaxation.register_solver("lowrank", LowRank)
 
 
 def solve(problem, method: str = "auto", **options) -> Result:
