@@ -87,6 +87,8 @@ class LowRankState(SolverState):
     #: the free variable (V itself, or V before its rows are scaled to sqrt(d))
     W: np.ndarray
     y: np.ndarray
+    #: the multiplier of V^T 1 = 0 where X 1 = 0 is forced
+    shift: np.ndarray | None = None
     penalty: float
     penalty_start: float = 1.0
     gtol: float
@@ -181,6 +183,8 @@ class LowRank(IterativeSolver):
         else:  # the penalty term as large as the objective's scale at the start
             state.penalty = max(cost_norm * kind.tau, _TINY) / max(float(r @ r), 1.0) if form.m else 1.0
         state.penalty_start = state.penalty
+        if kind.deflate:
+            state.shift = np.zeros(rank)
         return state
 
     def size(self) -> int:
@@ -197,6 +201,24 @@ class LowRank(IterativeSolver):
         norms = np.maximum(np.linalg.norm(W, axis=1), _TINY)
         return W * (state.kind.sqrt_diagonal / norms)[:, None], norms
 
+    def _point(self, state) -> np.ndarray:
+        """The factor of the point certified and returned: that of W, and where a row
+        ``1^T X 1 = 0`` forces ``X 1 = 0``, moved onto ``V^T 1 = 0`` with the diagonal held by
+        alternating the projection and the rows' scaling (each step moves V by the other's
+        violation, so a few steps meet both to rounding)."""
+        V = self._factor(state, state.W)[0]
+        if not state.kind.deflate:
+            return V
+        d = state.kind.sqrt_diagonal if state.kind.diagonal is not None else None
+        for _ in range(20):
+            V = V - V.mean(axis=0)
+            if d is None:
+                break
+            V *= (d / np.maximum(np.linalg.norm(V, axis=1), _TINY))[:, None]
+            if np.abs(V.sum(axis=0)).max() <= 1e-15 * max(float(np.abs(V).sum()), _TINY):
+                break
+        return V
+
     def _lagrangian(self, state, w_flat):
         """``L_s`` of module docstring at the free variable and its gradient."""
         form, rows, shape = state.form, state.rows, state.W.shape
@@ -205,10 +227,14 @@ class LowRank(IterativeSolver):
         CV = form.cost.matmul(V)
         value = float(np.vdot(V, CV))
         if form.m:
-            r = rows.apply(V) - form.lo
+            r = self._active_residual(state, rows.apply(V) - form.lo)
             multiplier = state.y - state.penalty * r
             value += float(-state.y @ r + 0.5 * state.penalty * (r @ r))
             CV -= rows.adjoint_matmul(multiplier, V)
+        if state.kind.deflate:  # X 1 = 0 as the linear constraint V^T 1 = 0 on the factor
+            total = V.sum(axis=0)
+            value += float(-state.shift @ total + 0.5 * state.penalty * (total @ total))
+            CV -= 0.5 * (state.shift - state.penalty * total)
         G = 2.0 * CV
         if norms is not None:  # the chain rule through the unit rows
             U = W / norms[:, None]
@@ -237,7 +263,9 @@ class LowRank(IterativeSolver):
         if form.m:
             V = self._factor(state, state.W)[0]
             r = state.rows.apply(V) - form.lo
-            state.y = state.y - state.penalty * r
+            state.y = state.y - state.penalty * self._active_residual(state, r)
+            if state.kind.deflate:
+                state.shift = state.shift - state.penalty * V.sum(axis=0)
             residual = self._row_residual(state, V, r)
             # grown only while the residual is above a tenth of its tolerance and did not halve:
             # beyond, a larger s only amplifies the rounding of r in the multipliers
@@ -247,6 +275,14 @@ class LowRank(IterativeSolver):
         state.gtol = max(0.2 * state.gtol, 1e-15)
         return {"outer": state.outer, "penalty": state.penalty, "rows_residual": residual,
                 "rank": state.W.shape[1], "lbfgs_iterations": int(out.nit)}
+
+    @staticmethod
+    def _active_residual(state, r: np.ndarray) -> np.ndarray:
+        """``r`` without the row ``1^T X 1 = 0``, held as ``V^T 1 = 0`` (:meth:`_lagrangian`)."""
+        if state.kind.deflate:
+            r = r.copy()
+            r[state.kind.zero_row] = 0.0
+        return r
 
     @staticmethod
     def _row_residual(state, V, r) -> float:
@@ -268,13 +304,19 @@ class LowRank(IterativeSolver):
         w = np.zeros(form.n)
         if kind.diagonal is not None:
             positive = kind.diagonal > 0
-            w[positive] = np.einsum("ij,ij->i", S1V, V)[positive] / kind.diagonal[positive]
+            shift = np.zeros(V.shape[1])
+            # where X 1 = 0 is forced, the slack is J S J: stationarity asks (S_1 - Diag(w)) V = 1 mu^T
+            # only, mu = the mean row; a few fixed-point rounds find w and mu together
+            for _ in range(30 if kind.deflate else 1):
+                w[positive] = np.einsum("ij,ij->i", S1V - shift, V)[positive] / kind.diagonal[positive]
+                if kind.deflate:
+                    shift = (S1V - w[:, None] * V).mean(axis=0)
         Z = nonnegative_multiplier(S1V - w[:, None] * V, V) if kind.nonnegative else None
         return y, w, Z
 
     def certify(self, state, bound, final=False):
         form, kind = state.form, state.kind
-        V = self._factor(state, state.W)[0]
+        V = self._point(state)
         y, w, Z = self._multipliers(state, V)
         S = SlackOperator(form.cost, state.rows, y, w, Z, deflate=kind.deflate)
         constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
@@ -324,6 +366,8 @@ class LowRank(IterativeSolver):
         else:
             column = 1e-2 * math.sqrt(state.kind.tau) * u
         state.W = np.column_stack([state.W, column])
+        if state.shift is not None:
+            state.shift = np.append(state.shift, 0.0)
         state.gtol = max(state.gtol, 1e-6)
 
     # -- result ---------------------------------------------------------------------------------
@@ -337,6 +381,6 @@ class LowRank(IterativeSolver):
         return dataclasses.replace(result, X=V @ V.T) if form_X else result
 
     def extras(self, state):
-        return {"factor": self._factor(state, state.W)[0], "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
+        return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
                 "lanczos_matvecs": state.lanczos_matvecs, "lbfgs_iterations": state.lbfgs_iterations,
                 "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .compact import off_and_diagonal
-from .splitting import _trace_row, zero_total_row
+from .splitting import fixed_trace, zero_total_row
 from .standard_form import StandardForm
 
 __all__ = ["LowRankForm", "lowrank_form", "lowrank_reason"]
@@ -32,15 +32,20 @@ class LowRankForm:
         ``tr X`` on the feasible set (the sum of d, or the trace row's value).
     trace_row : bool
         Whether tau is a trace row's.
-    deflate : bool
-        Whether a row ``1^T X 1 = 0`` forces ``X 1 = 0``.
+    zero_row : int or None
+        The index of a row ``1^T X 1 = 0`` (which forces ``X 1 = 0``), None where there is none.
     """
 
     diagonal: np.ndarray | None
     nonnegative: bool
     tau: float
     trace_row: bool
-    deflate: bool
+    zero_row: int | None
+
+    @property
+    def deflate(self) -> bool:
+        """Whether ``X 1 = 0`` is forced."""
+        return self.zero_row is not None
 
     @property
     def sqrt_diagonal(self) -> np.ndarray:
@@ -99,14 +104,13 @@ def _read(form: StandardForm) -> tuple[LowRankForm | None, str]:
         if bad.size:
             i = int(bad[0])
             return None, f"X[{i}, {i}] has the lower bound {lower[i]:g}; only X >= 0 and a fixed diagonal are taken"
-    sparse, where = form.rows.sparse_part()
-    trace = _trace_row(sparse, form.lo[where], form.hi[where], np.ones(where.size, dtype=bool), n)[0]
+    trace = fixed_trace(form)
     if diagonal is None and trace is None:
         return None, ("the constraints do not fix the trace (a fixed diagonal or a row tr X == tau): without it no "
                       "bound on the optimum follows from the smallest eigenvalue")
     tau = float(diagonal.sum()) if diagonal is not None else float(trace)
     return LowRankForm(diagonal=diagonal, nonnegative=off == 0.0, tau=tau, trace_row=diagonal is None,
-                       deflate=zero_total_row(form) is not None), ""
+                       zero_row=zero_total_row(form)), ""
 
 
 def lowrank_reason(form: StandardForm) -> str:

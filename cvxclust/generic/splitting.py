@@ -16,7 +16,7 @@ from .compact import off_and_diagonal, row_sums_matrix
 from .standard_form import StandardForm
 from .ties import TiedEntries, tied_rows
 
-__all__ = ["Splitting", "bounds_the_trace", "outline", "split", "zero_total_row"]
+__all__ = ["Splitting", "bounds_the_trace", "fixed_trace", "outline", "split", "zero_total_row"]
 
 # relative accuracy at which two coefficients are the same number
 _SAME = 1e-10
@@ -121,6 +121,12 @@ def bounds_the_trace(form: StandardForm) -> bool:
     if _trace_row(sparse, form.lo[where], form.hi[where], np.ones(where.size, dtype=bool), form.n)[2] is not None:
         return True
     return _implied_trace(form) is not None
+
+
+def fixed_trace(form: StandardForm) -> float | None:
+    """The value tau of an equality row ``a tr X = a tau`` of ``form``, else None."""
+    sparse, where = form.rows.sparse_part()  # a row of the trace is in a sparse block
+    return _trace_row(sparse, form.lo[where], form.hi[where], np.ones(where.size, dtype=bool), form.n)[0]
 
 
 def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
