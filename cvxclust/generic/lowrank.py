@@ -70,7 +70,7 @@ from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
 from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
-from .lowrank_form import LowRankForm, lowrank_form
+from .lowrank_form import LowRankForm, lowrank_form, trace_shift
 
 __all__ = ["LowRank"]
 
@@ -294,10 +294,10 @@ class LowRank(IterativeSolver):
         return float(max((np.abs(r) / np.maximum(size, _TINY)).max(), 0.0))
 
     # -- certification --------------------------------------------------------------------------
-    def _multipliers(self, state, V):
-        """``(y, w, Z)`` of the certificate (module docstring of the certificate)."""
+    def _multipliers(self, state, V, y):
+        """``(w, Z)`` of the certificate at the row multipliers y (module docstring of the
+        certificate)."""
         form, kind = state.form, state.kind
-        y = state.y
         S1V = form.cost.matmul(V)
         if form.m:
             S1V -= state.rows.adjoint_matmul(y, V)
@@ -312,18 +312,29 @@ class LowRank(IterativeSolver):
                 if kind.deflate:
                     shift = (S1V - w[:, None] * V).mean(axis=0)
         Z = nonnegative_multiplier(S1V - w[:, None] * V, V) if kind.nonnegative else None
-        return y, w, Z
+        return w, Z
+
+    def _bound_at(self, state, V, y) -> dict:
+        """:func:`~cvxclust.generic.lowrank_certificate.slack_bound` at the row multipliers y."""
+        form, kind = state.form, state.kind
+        w, Z = self._multipliers(state, V, y)
+        S = SlackOperator(form.cost, state.rows, y, w, Z, deflate=kind.deflate)
+        constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
+        found = slack_bound(S, constant, kind.tau, state.cost_norm, random_state=state.rng, start=state.start_vector)
+        state.eigsh += 1
+        state.lanczos_matvecs += found["products"]
+        return found
 
     def certify(self, state, bound, final=False):
         form, kind = state.form, state.kind
         V = self._point(state)
-        y, w, Z = self._multipliers(state, V)
-        S = SlackOperator(form.cost, state.rows, y, w, Z, deflate=kind.deflate)
-        constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
-        found = slack_bound(S, constant, kind.tau, state.cost_norm, random_state=state.rng,
-                            start=state.start_vector)
-        state.eigsh += 1
-        state.lanczos_matvecs += found["products"]
+        found = self._bound_at(state, V, state.y)
+        if found["lambda_min"] < 0 and kind.shift is not None:
+            # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
+            move = trace_shift(kind, np.einsum("ij,ij->i", V, V), -1.01 * found["lambda_min"], form.m)
+            shifted = self._bound_at(state, V, state.y + move)
+            if shifted["bound"] > found["bound"]:
+                found = shifted
         state.lambda_min = found["lambda_min"]
         state.start_vector = found["vector"]
         minimum = found["bound"] + form.constant

@@ -15,7 +15,7 @@ from .compact import off_and_diagonal
 from .splitting import fixed_trace, zero_total_row
 from .standard_form import StandardForm
 
-__all__ = ["LowRankForm", "lowrank_form", "lowrank_reason"]
+__all__ = ["LowRankForm", "lowrank_form", "lowrank_reason", "trace_shift"]
 
 
 @dataclass
@@ -34,6 +34,9 @@ class LowRankForm:
         Whether tau is a trace row's.
     zero_row : int or None
         The index of a row ``1^T X 1 = 0`` (which forces ``X 1 = 0``), None where there is none.
+    shift : tuple or None
+        Where a trace row and the row sums of every index stand (the k-means SDP of Peng and
+        Wei), what :func:`trace_shift` needs.
     """
 
     diagonal: np.ndarray | None
@@ -41,6 +44,7 @@ class LowRankForm:
     tau: float
     trace_row: bool
     zero_row: int | None
+    shift: tuple | None = None
 
     @property
     def deflate(self) -> bool:
@@ -52,6 +56,23 @@ class LowRankForm:
         if not hasattr(self, "_sqrt"):
             self._sqrt = np.sqrt(self.diagonal)
         return self._sqrt
+
+
+def trace_shift(kind: LowRankForm, x: np.ndarray, delta: float, m: int) -> np.ndarray | None:
+    """The move of the row multipliers y whose adjoint is ``-delta (I - (x 1^T + 1 x^T) / 2)``,
+    ``x`` the diagonal of ``X = V V^T`` (None where ``kind`` has no trace row with row sums).
+
+    At a clustering X (``x_i = 1 / |cluster of i|``) it keeps ``S V`` and, for row sums of 1,
+    the bound's ``b^T y``, while it raises the dual slack by ``delta`` on the vectors orthogonal
+    to the clusters' indicators: the multipliers of the k-means SDP are not unique, and the
+    augmented Lagrangian's may leave S indefinite there."""
+    if kind.shift is None:
+        return None
+    t, a, where, coef = kind.shift
+    move = np.zeros(m)
+    move[t] = -delta / a
+    move[where] = delta * x / coef
+    return move
 
 
 def _off_diagonal(M: np.ndarray, value: float) -> tuple[int, int] | None:
@@ -104,13 +125,28 @@ def _read(form: StandardForm) -> tuple[LowRankForm | None, str]:
         if bad.size:
             i = int(bad[0])
             return None, f"X[{i}, {i}] has the lower bound {lower[i]:g}; only X >= 0 and a fixed diagonal are taken"
-    trace = fixed_trace(form)
+    found = fixed_trace(form)
+    trace = None if found is None else found[0]
     if diagonal is None and trace is None:
         return None, ("the constraints do not fix the trace (a fixed diagonal or a row tr X == tau): without it no "
                       "bound on the optimum follows from the smallest eigenvalue")
     tau = float(diagonal.sum()) if diagonal is not None else float(trace)
     return LowRankForm(diagonal=diagonal, nonnegative=off == 0.0, tau=tau, trace_row=diagonal is None,
-                       zero_row=zero_total_row(form)), ""
+                       zero_row=zero_total_row(form), shift=_trace_shift(form, found)), ""
+
+
+def _trace_shift(form: StandardForm, found) -> tuple | None:
+    """Where a trace row and row sums of every index stand, ``(t, a, where, coef)``: the trace
+    row's index and coefficient, and the row sums' indices (ordered by their index i) and
+    coefficients; None otherwise (:meth:`LowRankForm.shift`)."""
+    if found is None:
+        return None
+    I, coef, where = form.rows.row_sums()
+    if I.size != form.n or np.unique(I).size != form.n:
+        return None
+    order = np.argsort(I)
+    tau, t = found
+    return t, float(form.lo[t] / tau), where[order], coef[order]
 
 
 def lowrank_reason(form: StandardForm) -> str:

@@ -123,10 +123,11 @@ def bounds_the_trace(form: StandardForm) -> bool:
     return _implied_trace(form) is not None
 
 
-def fixed_trace(form: StandardForm) -> float | None:
-    """The value tau of an equality row ``a tr X = a tau`` of ``form``, else None."""
+def fixed_trace(form: StandardForm) -> tuple[float, int] | None:
+    """``(tau, r)`` of an equality row r ``a tr X = a tau`` of ``form``, else None."""
     sparse, where = form.rows.sparse_part()  # a row of the trace is in a sparse block
-    return _trace_row(sparse, form.lo[where], form.hi[where], np.ones(where.size, dtype=bool), form.n)[0]
+    trace, _, row = _trace_row(sparse, form.lo[where], form.hi[where], np.ones(where.size, dtype=bool), form.n)
+    return None if trace is None else (trace, int(where[row]))
 
 
 def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
