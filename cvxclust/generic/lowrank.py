@@ -120,7 +120,7 @@ class LowRank(IterativeSolver):
     max_rank : int or None
         The largest rank (None: n); at most n.
     random_state : int, Generator or None
-        The random start of the factor and of Lanczos.
+        The random start of the factor and of Lanczos (0 by default: a solve is reproducible).
     form_X : bool or None
         Whether ``result.X`` is ``V V^T``; None forms it where it takes at most a quarter of the
         available memory.
@@ -146,7 +146,7 @@ class LowRank(IterativeSolver):
         "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
         "rank": Param(None, [None, Interval(Integral, 1, None, closed="left")]),
         "max_rank": Param(None, [None, Interval(Integral, 1, None, closed="left")]),
-        "random_state": Param(None, ["random_state"]),
+        "random_state": Param(0, ["random_state"]),
         "form_X": Param(None, [None, "boolean"]),
         "inner_max_iter": Param(500, [Interval(Integral, 1, None, closed="left")]),
         "penalty": Param(None, [None, *POSITIVE]),

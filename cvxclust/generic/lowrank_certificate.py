@@ -52,7 +52,7 @@ def nonnegative_multiplier(G: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np
     """``(A, P)``, both ``>= 0``, of the multiplier ``Z = A P^T + P A^T`` of ``X >= 0`` from the
     gradient ``G = S_0 V`` of a nonnegative factor V (module docstring)."""
     gram = V.T @ V
-    P = np.linalg.lstsq(gram, V.T, rcond=1e-8)[0].T if V.shape[1] else V
+    P = np.linalg.lstsq(gram, V.T, rcond=1e-6)[0].T if V.shape[1] else V
     GV = G.T @ V
     A = np.maximum(G - P @ (GV + GV.T) / 4.0, 0.0)
     return A, np.maximum(P, 0.0)
