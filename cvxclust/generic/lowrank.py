@@ -270,7 +270,7 @@ class LowRank(IterativeSolver):
             # grown only while the residual is above a tenth of its tolerance and did not halve:
             # beyond, a larger s only amplifies the rounding of r in the multipliers
             if residual > max(0.5 * state.residual, 0.1 * self.residual_tol):
-                state.penalty = min(state.penalty * self.penalty_growth, 1e8 * state.penalty_start)
+                state.penalty = min(state.penalty * self.penalty_growth, 1e6 * state.penalty_start)
             state.residual = residual
         state.gtol = max(0.2 * state.gtol, 1e-15)
         return {"outer": state.outer, "penalty": state.penalty, "rows_residual": residual,
