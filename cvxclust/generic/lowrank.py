@@ -101,6 +101,10 @@ class LowRankState(SolverState):
     lbfgs_iterations: int = 0
     outer: int = 0
     lambda_min: float = np.nan
+    #: |<C, V V^T>| at the last check, the gradient tolerance of the first L-BFGS-B run
+    value: float | None = None
+    growth: tuple | None = None
+    gtol_start: float = np.nan
     start_vector: np.ndarray | None = None
 
 
@@ -244,8 +248,12 @@ class LowRank(IterativeSolver):
     # -- iterations -----------------------------------------------------------------------------
     def step(self, state, iteration):
         form = state.form
+        if state.growth is not None:
+            self._grow_rank(state, *state.growth)
+            state.growth = None
         if not np.isfinite(state.gtol):  # the first gradient sets the scale of the tolerances
             state.gtol = 1e-2 * max(float(np.abs(self._lagrangian(state, state.W.ravel())[1]).max()), _TINY)
+            state.gtol_start = state.gtol
         bounds = [(0.0, None)] * state.W.size if state.kind.nonnegative else None
 
         def stop_at_time_limit(intermediate_result):
@@ -320,7 +328,12 @@ class LowRank(IterativeSolver):
         w, Z = self._multipliers(state, V, y)
         S = SlackOperator(form.cost, state.rows, y, w, Z, deflate=kind.deflate)
         constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
-        found = slack_bound(S, constant, kind.tau, state.cost_norm, random_state=state.rng, start=state.start_vector)
+        # Lanczos to a residual whose loss in the bound, tau ||r||, is a thousandth of tol
+        value = abs(form.cost.inner_factor(V)) if state.value is None else state.value
+        accuracy = 1e-3 * self.tol * max(value, self.gap_floor, _TINY) / max(kind.tau * S.norm_bound(state.cost_norm),
+                                                                            _TINY)
+        found = slack_bound(S, constant, kind.tau, state.cost_norm, random_state=state.rng, start=state.start_vector,
+                            tol=float(np.clip(accuracy, 1e-12, 1e-3)))
         state.eigsh += 1
         state.lanczos_matvecs += found["products"]
         return found
@@ -328,6 +341,7 @@ class LowRank(IterativeSolver):
     def certify(self, state, bound, final=False):
         form, kind = state.form, state.kind
         V = self._point(state)
+        state.value = abs(form.cost.inner_factor(V))
         found = self._bound_at(state, V, state.y)
         if found["lambda_min"] < 0 and kind.shift is not None:
             # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
@@ -342,8 +356,8 @@ class LowRank(IterativeSolver):
         value = form.cost.inner_factor(V) + form.constant
         objective = value if form.sense == "minimize" else -value
         residuals = self._residuals(state, V)
-        if not final:
-            self._grow_rank(state, found, value, minimum)
+        # the rank grows at the next step (the factor certified here is the one returned if this check stops)
+        state.growth = None if final else (found, value, minimum)
         return Certificate(None, fresh, objective, residuals,
                            {"lambda_min": found["lambda_min"], "rank": V.shape[1]})
 
@@ -363,7 +377,8 @@ class LowRank(IterativeSolver):
         return residuals
 
     def _grow_rank(self, state, found, value, minimum) -> None:
-        """Append the eigenvector of a clearly negative smallest eigenvalue as a new column."""
+        """Append the eigenvector of a clearly negative smallest eigenvalue as a new column (with,
+        for a factor of any sign, small random columns to a quarter of the rank besides)."""
         rank = state.W.shape[1]
         loss = -state.kind.tau * found["lambda_min"]
         if rank >= state.max_rank or loss <= 0.1 * self.tol * max(abs(value), abs(minimum), self.gap_floor, _TINY):
@@ -372,14 +387,19 @@ class LowRank(IterativeSolver):
         if state.kind.nonnegative:
             u = np.maximum(u, 0.0) if np.linalg.norm(np.maximum(u, 0.0)) >= np.linalg.norm(np.minimum(u, 0.0)) \
                 else np.maximum(-u, 0.0)
+        columns = [u]
+        if not state.kind.nonnegative:  # room for L-BFGS: small random columns besides, a quarter of the rank
+            extra = min(max(rank // 4 - 1, 0), state.max_rank - rank - 1)
+            columns += list(state.rng.standard_normal((extra, u.size)) / math.sqrt(u.size))
+        new = np.column_stack(columns)
         if state.kind.diagonal is not None:  # in W's units: its rows' norms
-            column = 1e-2 * u * np.linalg.norm(state.W, axis=1) * math.sqrt(state.form.n)
+            new *= 1e-2 * math.sqrt(state.form.n) * np.linalg.norm(state.W, axis=1)[:, None]
         else:
-            column = 1e-2 * math.sqrt(state.kind.tau) * u
-        state.W = np.column_stack([state.W, column])
+            new *= 1e-2 * math.sqrt(state.kind.tau)
+        state.W = np.column_stack([state.W, new])
         if state.shift is not None:
-            state.shift = np.append(state.shift, 0.0)
-        state.gtol = max(state.gtol, 1e-6)
+            state.shift = np.append(state.shift, np.zeros(new.shape[1]))
+        state.gtol = max(state.gtol, 1e-4 * state.gtol_start)
 
     # -- result ---------------------------------------------------------------------------------
     def run(self):
