@@ -19,13 +19,13 @@ from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
 from .dual_newton import GenericDualNewton, nearest_point_reason
 from .lowrank import LowRank
-from .lowrank_form import lowrank_reason
+from .lowrank_form import lowrank_form, lowrank_reason
 from .newton import GenericNewton, equality_form, inequality_rows
 from .solver import GenericSolver
 from .splitting import bounds_the_trace
 from .standard_form import standard_form
 
-__all__ = ["CvxpyRelaxation", "choose_method", "solve"]
+__all__ = ["CvxpyRelaxation", "LOWRANK_MIN_N", "choose_method", "solve"]
 
 
 def choose_method(form) -> tuple[str, str]:
@@ -44,11 +44,20 @@ def choose_method(form) -> tuple[str, str]:
       the entries (max-cut, min-bisection): ``"alm"``, the augmented Lagrangian method with
       semismooth Newton subproblems (:mod:`cvxclust.generic.alm`), which needs a few dozen
       eigendecompositions where the ADMM needs hundreds;
+    * of order ``n >= LOWRANK_MIN_N``, a linear objective under ``X >> 0`` with equality rows, a
+      fixed diagonal or a trace row, and no bound but ``X >= 0`` where the diagonal is not fixed
+      (max-cut, min-bisection, the k-means SDP of Peng and Wei; :mod:`cvxclust.generic.lowrank`):
+      ``"lowrank"``, whose iterations cost products with the cost and a factor of X, and whose
+      certificate one smallest eigenvalue (on max-cut of order 2000, 12 times one eigendecomposition
+      of order 2000, with a dense cost);
     * everything else: ``"generic"``.
 
     Each method is chosen only where it takes the problem, so the choice never refuses a
     problem that ``"generic"`` solves.  Returns ``(method, reason)``.
     """
+    lowrank = _lowrank_reason(form)
+    if lowrank is not None:
+        return "lowrank", lowrank
     dual, why_not = equality_form(form)
     if dual is not None and contradicting_rows(form) is not None:
         dual, why_not = None, "two of its rows contradict each other, which the ADMM certifies infeasible"
@@ -67,6 +76,23 @@ def choose_method(form) -> tuple[str, str]:
     if not reason:
         reason = "its upper bounds slow the dual Newton's gradient on the cone down"
     return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
+
+
+#: the order from which ``"auto"`` picks ``"lowrank"`` where it takes the problem
+LOWRANK_MIN_N = 1000
+
+
+def _lowrank_reason(form) -> str | None:
+    """Why ``"lowrank"`` is picked for ``form`` (:func:`choose_method`), or None where it is not:
+    not below :data:`LOWRANK_MIN_N`, nor where ``X >= 0`` stands with a fixed diagonal (correlation
+    clustering), whose multiplier the factor does not give well enough to certify."""
+    if form.n < LOWRANK_MIN_N or lowrank_reason(form):
+        return None
+    kind = lowrank_form(form)
+    if kind.nonnegative and kind.diagonal is not None:
+        return None
+    return (f"n = {form.n} >= {LOWRANK_MIN_N}, a linear objective, X >> 0, equality rows and a fixed trace, no bound "
+            "but X >= 0: lowrank")
 
 
 def _alm_reason(form) -> str | None:
@@ -200,6 +226,15 @@ def solve(problem, method: str = "auto", **options) -> Result:
     the cone barely moves the optimum it needs a few eigendecompositions where the ADMM needs
     dozens; where it moves it far, many more.
 
+    ``method="lowrank"`` solves the problems with a linear objective, ``X >> 0``, equality
+    rows, a fixed diagonal or a trace row, and no bound but ``X >= 0`` (max-cut, min-bisection,
+    the k-means SDP) with ``X = V V^T`` of adaptive rank inside an augmented Lagrangian method,
+    certified by the smallest eigenvalue of the dual slack (:mod:`cvxclust.generic.lowrank`):
+    nothing ``n x n`` is formed but the cost as the statement holds it; ``extras["factor"]`` is V,
+    and ``X`` is None where ``V V^T`` would take more than a quarter of the available memory
+    (``form_X``).  ``"auto"`` picks it from order :data:`LOWRANK_MIN_N` where the bound
+    ``X >= 0`` does not stand with a fixed diagonal.
+
     ``method="alm"`` solves the problems whose rows are equalities (entrywise bounds allowed) by
     an augmented Lagrangian method on the dual whose subproblems are solved by semismooth
     Newton-CG (:mod:`cvxclust.generic.alm`); ``"auto"`` picks it for a linear objective under
@@ -210,7 +245,7 @@ def solve(problem, method: str = "auto", **options) -> Result:
     problem : cvxpy.Problem
         The problem; it is not solved by cvxpy, and its variable's value is not set (use
         ``problem.solve(method="cvxclust")`` for that).
-    method : {"auto", "generic", "dual-newton", "newton", "alm"}
+    method : {"auto", "generic", "dual-newton", "newton", "alm", "lowrank"}
         The solver.
     **options
         Options of :class:`~cvxclust.generic.GenericSolver`: ``tol`` (certified relative gap,
@@ -219,13 +254,14 @@ def solve(problem, method: str = "auto", **options) -> Result:
         (a previous Result); for ``"dual-newton"`` those of
         :class:`~cvxclust.dual_newton.DualNewtonSolver`; for ``"newton"`` those of
         :class:`~cvxclust.generic.GenericNewton`; for ``"alm"`` those of
-        :class:`~cvxclust.generic.AugmentedLagrangian`.  With ``"auto"``, options of the
+        :class:`~cvxclust.generic.AugmentedLagrangian`; for ``"lowrank"`` those of
+        :class:`~cvxclust.generic.LowRank` (``rank``, ``max_rank``, ``random_state``, ``form_X``, ...).  With ``"auto"``, options of the
         chosen method.
 
     Returns
     -------
     Result
-        ``X`` the matrix; ``objective`` in the problem's own sense and scale; ``dual_bound`` a
+        ``X`` the matrix (None from ``"lowrank"`` where it would not fit); ``objective`` in the problem's own sense and scale; ``dual_bound`` a
         certified bound on the optimal value; ``status == "optimal"`` only when the relative gap
         is below ``tol`` and every residual below ``residual_tol``.  ``time`` counts from the
         call, reading the problem included (as ``time_limit`` does: a limit spent by the reading

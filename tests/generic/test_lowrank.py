@@ -176,3 +176,19 @@ def test_options_are_checked():
         cvxclust.solve(problem, method="lowrank", penalty_growth=0.5)
     with pytest.raises(ValueError, match="form_X"):
         cvxclust.solve(problem, method="lowrank", form_X="yes")
+
+
+def test_auto_picks_lowrank_from_its_order(monkeypatch):
+    from cvxclust.generic import entry
+
+    problems = {"max_cut": CASES["max_cut"](), "kmeans_sdp": CASES["kmeans_sdp"](),
+                "correlation_clustering": pc.correlation_clustering(pc.signed_graph(30, 3, random_state=0))}
+    forms = {name: CvxpyRelaxation(p).standard_form() for name, p in problems.items()}
+    assert all(entry.choose_method(f)[0] != "lowrank" for f in forms.values())  # below LOWRANK_MIN_N
+    monkeypatch.setattr(entry, "LOWRANK_MIN_N", 20)
+    for name in ("max_cut", "kmeans_sdp"):
+        method, reason = entry.choose_method(forms[name])
+        assert method == "lowrank" and reason.endswith(": lowrank"), reason
+    assert entry.choose_method(forms["correlation_clustering"])[0] != "lowrank"
+    result = cvxclust.solve(problems["max_cut"])
+    assert result.method == "lowrank" and result.status == "optimal"
