@@ -255,15 +255,16 @@ def solve(problem, method: str = "auto", **options) -> Result:
         :class:`~cvxclust.dual_newton.DualNewtonSolver`; for ``"newton"`` those of
         :class:`~cvxclust.generic.GenericNewton`; for ``"alm"`` those of
         :class:`~cvxclust.generic.AugmentedLagrangian`; for ``"lowrank"`` those of
-        :class:`~cvxclust.generic.LowRank` (``rank``, ``max_rank``, ``random_state``, ``form_X``, ...).  With ``"auto"``, options of the
-        chosen method.
+        :class:`~cvxclust.generic.LowRank` (``rank``, ``max_rank``, ``random_state``, ``form_X``,
+        ...).  With ``"auto"``, options of the chosen method.
 
     Returns
     -------
     Result
-        ``X`` the matrix (None from ``"lowrank"`` where it would not fit); ``objective`` in the problem's own sense and scale; ``dual_bound`` a
-        certified bound on the optimal value; ``status == "optimal"`` only when the relative gap
-        is below ``tol`` and every residual below ``residual_tol``.  ``time`` counts from the
+        ``X`` the matrix (None from ``"lowrank"`` where it would not fit); ``objective`` in the
+        problem's own sense and scale; ``dual_bound`` a certified bound on the optimal value;
+        ``status == "optimal"`` only when the relative gap is below ``tol`` and every residual
+        below ``residual_tol``.  ``time`` counts from the
         call, reading the problem included (as ``time_limit`` does: a limit spent by the reading
         ends the solve at its starting point with status ``"time_limit"``);
         ``extras["read_time"]`` is the part spent reading the problem.
