@@ -152,6 +152,7 @@ def test_factor_without_X():
     problem = CASES["max_cut"]()
     result = cvxclust.solve(problem, method="lowrank", form_X=False)
     assert result.X is None and result.status == "optimal"
+    assert "X=None (the factor: extras['factor'])" in repr(result)
     V = result.extras["factor"]
     assert V.shape == (40, result.extras["rank"])
     relaxation = CvxpyRelaxation(problem)
