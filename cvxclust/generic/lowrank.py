@@ -187,6 +187,7 @@ class LowRank(IterativeSolver):
         else:  # the penalty term as large as the objective's scale at the start
             state.penalty = max(cost_norm * kind.tau, _TINY) / max(float(r @ r), 1.0) if form.m else 1.0
         state.penalty_start = state.penalty
+        state.residual = np.inf if form.m else 0.0
         if kind.deflate:
             state.shift = np.zeros(rank)
         return state
@@ -252,7 +253,7 @@ class LowRank(IterativeSolver):
             self._grow_rank(state, *state.growth)
             state.growth = None
         if not np.isfinite(state.gtol):  # the first gradient sets the scale of the tolerances
-            state.gtol = 1e-2 * max(float(np.abs(self._lagrangian(state, state.W.ravel())[1]).max()), _TINY)
+            state.gtol = 1e-3 * max(float(np.abs(self._lagrangian(state, state.W.ravel())[1]).max()), _TINY)
             state.gtol_start = state.gtol
         bounds = [(0.0, None)] * state.W.size if state.kind.nonnegative else None
 
@@ -381,7 +382,9 @@ class LowRank(IterativeSolver):
         for a factor of any sign, small random columns to a quarter of the rank besides)."""
         rank = state.W.shape[1]
         loss = -state.kind.tau * found["lambda_min"]
-        if rank >= state.max_rank or loss <= 0.1 * self.tol * max(abs(value), abs(minimum), self.gap_floor, _TINY):
+        # not while the rows are far from met: the multipliers, and with them S, mean little yet
+        if rank >= state.max_rank or state.residual > 1e-3 or \
+                loss <= 0.1 * self.tol * max(abs(value), abs(minimum), self.gap_floor, _TINY):
             return
         u = found["vector"]
         if state.kind.nonnegative:
