@@ -64,7 +64,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import minimize
 
-from .._memory import available_bytes, square_bytes
+from .._memory import available_bytes, check_memory, square_bytes
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
@@ -170,6 +170,9 @@ class LowRank(IterativeSolver):
         rank = self.rank or (min(n, max(8, math.ceil(kind.tau) + 2)) if kind.trace_row else min(n, 8))
         max_rank = self.max_rank or n
         rank = min(rank, max_rank)
+        # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies
+        check_memory(30 * 8 * n * rank, f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)",
+                     "give a smaller rank")
         rng = np.random.default_rng(self.random_state)
         W = rng.standard_normal((n, rank))
         if kind.nonnegative:

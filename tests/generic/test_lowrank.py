@@ -193,3 +193,11 @@ def test_auto_picks_lowrank_from_its_order(monkeypatch):
         assert entry.choose_method(forms[name])[0] != "lowrank"
     result = cvxclust.solve(problems["max_cut"])
     assert result.method == "lowrank" and result.status == "optimal"
+
+
+def test_memory_of_the_factor_is_checked(monkeypatch):
+    from cvxclust import _memory
+
+    monkeypatch.setattr(_memory, "available_bytes", lambda: 10_000)
+    with pytest.raises(ValueError, match=r"method='lowrank' at rank 8 .* needs .* give a smaller rank"):
+        cvxclust.solve(CASES["max_cut"](), method="lowrank", rank=8)
