@@ -24,12 +24,16 @@ so that ``X >= 0`` holds exactly, the route of NLR and RiNNAL+.
 all matrix-free (:class:`~cvxclust.generic.factor_rows.FactorRows`).  An iteration is one run of
 L-BFGS-B on ``L_s`` warm started from the last factor (its gradient tolerance shrinking from one
 iteration to the next), then ``y <- y - s r``, and ``s`` grown by ``penalty_growth`` where the
-relative residual did not fall below half its last value.
+relative residual did not fall below half its last value and is above a tenth of
+``residual_tol`` (at most a million times its start).  Where a row ``1^T X 1 = 0`` forces
+``X 1 = 0`` (the minimum bisection), it is held instead as the linear constraint ``V^T 1 = 0``
+on the factor, whose multiplier is well defined, and the point is moved onto it exactly.
 
 **The rank** starts at ``rank`` (by default ``min(n, max(8, ceil(tau) + 2))`` for a trace row,
 ``min(n, 8)`` otherwise) and grows where the certificate's smallest eigenvalue is clearly
-negative: its eigenvector (its larger sign part for a nonnegative factor), scaled small, becomes
-a new column (as in HALLaR), up to ``max_rank``.
+negative, once the rows are met to 1e-3: its eigenvector (its larger sign part for a
+nonnegative factor), scaled small, becomes a new column (as in HALLaR), with small random
+columns besides for a factor of any sign (a quarter of the rank in all), up to ``max_rank``.
 
 **The certificate** (:mod:`cvxclust.generic.lowrank_certificate`) at every check: the row
 multipliers y, those of the diagonal ``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
