@@ -218,12 +218,11 @@ def _trace_row(A, lo, hi, keep, n):
     """``(trace, trace_max, row)`` for the first kept row ``a tr X`` (an equality, or an upper
     bound on the trace), else Nones."""
     count = np.diff(A.indptr)
-    diagonal = np.zeros(n * n, dtype=bool)
-    diagonal[np.arange(n) * (n + 1)] = True
     for r in np.flatnonzero(keep & (count == n)):
         cols, data = A.indices[A.indptr[r]:A.indptr[r + 1]], A.data[A.indptr[r]:A.indptr[r + 1]]
         a = data[0]
-        if not diagonal[cols].all() or np.abs(data - a).max() > _SAME * abs(a):
+        # entry (i, i) is column i (n + 1): no n^2 mask of the diagonal
+        if np.any(cols % (n + 1)) or np.abs(data - a).max() > _SAME * abs(a):
             continue
         if lo[r] == hi[r]:
             return float(lo[r] / a), None, r

@@ -6,17 +6,21 @@ factor without X; the time limit."""
 from __future__ import annotations
 
 import re
+import tracemalloc
 import warnings
+from dataclasses import replace
 
 import cvxpy as cp
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from clarabel_checks import REFERENCE_ACCURACY, check_bound_side, clarabel_solution
 from sklearn.exceptions import ConvergenceWarning
 
 import cvxclust
 from cvxclust import problem_classes as pc
 from cvxclust.generic import CvxpyRelaxation
+from cvxclust.generic.compact import RowSumsBlock, Rows, constant_bound
 from cvxclust.generic.factor_rows import FactorRows
 from cvxclust.generic.lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
 from cvxclust.generic.lowrank_form import lowrank_form
@@ -201,3 +205,21 @@ def test_memory_of_the_factor_is_checked(monkeypatch):
     monkeypatch.setattr(_memory, "available_bytes", lambda: 10_000)
     with pytest.raises(ValueError, match=r"method='lowrank' at rank 8 .* needs .* give a smaller rank"):
         cvxclust.solve(CASES["max_cut"](), method="lowrank", rank=8)
+
+
+def test_reading_the_kind_takes_no_square_temporary():
+    """What the method reads off a form of order n allocates nothing of n^2 entries (a boolean
+    mask of the diagonal took n^2 bytes: 10 GB at n = 10^5)."""
+    n = 3000
+    problem = pc.kmeans_sdp(np.eye(4), 2)  # any statement: only its form's kind is read below
+    form = CvxpyRelaxation(problem).standard_form()
+    trace = sp.csr_matrix((np.ones(n), (np.zeros(n, dtype=np.int64), np.arange(n) * (n + 1))), shape=(1, n * n))
+    big = replace(form, n=n, C=np.zeros((1, 1)), L=constant_bound(0.0, 0.0, n), U=constant_bound(np.inf, np.inf, n),
+                  rows=Rows([RowSumsBlock(np.arange(n), np.ones(n), n), trace], n), lo=np.r_[np.ones(n), 2.0],
+                  hi=np.r_[np.ones(n), 2.0])
+    tracemalloc.start()
+    kind = lowrank_form(big)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert kind.tau == 2.0 and kind.nonnegative and kind.diagonal is None
+    assert peak < n * n / 10, peak
