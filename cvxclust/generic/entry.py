@@ -45,11 +45,13 @@ def choose_method(form) -> tuple[str, str]:
       semismooth Newton subproblems (:mod:`cvxclust.generic.alm`), which needs a few dozen
       eigendecompositions where the ADMM needs hundreds;
     * of order ``n >= LOWRANK_MIN_N``, a linear objective under ``X >> 0`` with equality rows, a
-      fixed diagonal or a trace row, and no entrywise bound besides (max-cut, min-bisection;
+      fixed diagonal or a trace row, and no entrywise bound but ``X >= 0`` where the diagonal is
+      not fixed (max-cut, min-bisection, the k-means SDP of Peng and Wei;
       :mod:`cvxclust.generic.lowrank`):
       ``"lowrank"``, whose iterations cost products with the cost and a factor of X, and whose
-      certificate one smallest eigenvalue (on max-cut of order 2000, 12 times one eigendecomposition
-      of order 2000, with a dense cost);
+      certificate one smallest eigenvalue (at order 2000, with a dense cost, certified to 1e-6 in
+      the time of 12, 26 and 15 eigendecompositions of order 2000 on max-cut, min-bisection and
+      the k-means SDP of 10 blobs);
     * everything else: ``"generic"``.
 
     Each method is chosen only where it takes the problem, so the choice never refuses a
@@ -84,15 +86,15 @@ LOWRANK_MIN_N = 1000
 
 def _lowrank_reason(form) -> str | None:
     """Why ``"lowrank"`` is picked for ``form`` (:func:`choose_method`), or None where it is not:
-    not below :data:`LOWRANK_MIN_N`, nor where ``X >= 0`` stands (correlation clustering, the
-    k-means SDP), whose multiplier the factor does not give well enough to certify at scale (on
-    the k-means SDP of 10 blobs at n = 2000 the bound stalls far from the objective)."""
+    not below :data:`LOWRANK_MIN_N`, nor where ``X >= 0`` stands with a fixed diagonal
+    (correlation clustering), whose multiplier the factor does not give well enough to certify."""
     if form.n < LOWRANK_MIN_N or lowrank_reason(form):
         return None
-    if lowrank_form(form).nonnegative:
+    kind = lowrank_form(form)
+    if kind.nonnegative and kind.diagonal is not None:
         return None
     return (f"n = {form.n} >= {LOWRANK_MIN_N}, a linear objective, X >> 0, equality rows and a fixed trace, no "
-            "entrywise bound: lowrank")
+            "bound but X >= 0 without a fixed diagonal: lowrank")
 
 
 def _alm_reason(form) -> str | None:
@@ -232,8 +234,8 @@ def solve(problem, method: str = "auto", **options) -> Result:
     certified by the smallest eigenvalue of the dual slack (:mod:`cvxclust.generic.lowrank`):
     nothing ``n x n`` is formed but the cost as the statement holds it; ``extras["factor"]`` is V,
     and ``X`` is None where ``V V^T`` would take more than a quarter of the available memory
-    (``form_X``).  ``"auto"`` picks it from order :data:`LOWRANK_MIN_N` where no entrywise
-    bound but a fixed diagonal stands.
+    (``form_X``).  ``"auto"`` picks it from order :data:`LOWRANK_MIN_N` where ``X >= 0`` does
+    not stand with a fixed diagonal.
 
     ``method="alm"`` solves the problems whose rows are equalities (entrywise bounds allowed) by
     an augmented Lagrangian method on the dual whose subproblems are solved by semismooth
