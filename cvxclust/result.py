@@ -183,7 +183,7 @@ class Result:
             ("max_residual", f"{self.max_residual:.2e}"),
             ("iterations", str(self.iterations)),
             ("time", f"{self.time:.3f} s"),
-            ("X", "not formed" if self.X is None else f"array of shape {shape}"),
+            ("X", f"array of shape {shape}" if self.X is not None else "None (the factor: extras['factor'])"),
         ]
         if self.extras:
             rows.append(("extras", ", ".join(self.extras)))

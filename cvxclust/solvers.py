@@ -101,8 +101,10 @@ class Certificate:
 
     Attributes
     ----------
-    X : ndarray
-        The candidate: an exactly feasible point where the solver can restore one, else its best.
+    X : ndarray or None
+        The candidate: an exactly feasible point where the solver can restore one, else its best;
+        None for a solver that keeps the point as a factor (it then gives ``objective`` and
+        ``residuals``, computed from the factor with the relaxation's definitions).
     bound : float or None
         A certified bound on the optimal value (valid whatever the iterate), or None where this
         check computed none (the core keeps the best bound seen so far).
@@ -280,7 +282,9 @@ class IterativeSolver:
         if objective is None:
             objective = float(relaxation.objective(certificate.X))
         residuals = certificate.residuals
-        if relaxation is not None and (residuals is None or confirm):
+        # a certificate without X (a solver that keeps a factor of it) is judged by the residuals
+        # the solver computed from its factor, with the relaxation's definitions
+        if relaxation is not None and (residuals is None or (confirm and certificate.X is not None)):
             residuals = relaxation.residuals(certificate.X)
         return float(objective), dict(residuals or {})
 

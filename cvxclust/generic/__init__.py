@@ -16,6 +16,8 @@ from .._relaxation import Relaxation
 from .alm import AugmentedLagrangian, alm_form
 from .dual_newton import GenericDualNewton, nearest_point_form
 from .entry import CvxpyRelaxation, choose_method, solve
+from .lowrank import LowRank
+from .lowrank_form import lowrank_reason
 from .newton import EqualityDual, GenericNewton, equality_form
 from .solver import GenericSolver
 from .spectral_set import SpectralSet
@@ -23,8 +25,8 @@ from .standard_form import StandardForm, linear_map, standard_form
 from .splitting import Splitting, split
 
 __all__ = ["AugmentedLagrangian", "CvxpyRelaxation", "EqualityDual", "GenericDualNewton", "GenericNewton",
-           "GenericSolver", "SpectralSet", "Splitting", "StandardForm", "alm_form", "choose_method",
-           "equality_form", "linear_map", "nearest_point_form", "solve", "split", "standard_form"]
+           "GenericSolver", "LowRank", "SpectralSet", "Splitting", "StandardForm", "alm_form", "choose_method",
+           "equality_form", "linear_map", "lowrank_reason", "nearest_point_form", "solve", "split", "standard_form"]
 
 # "structure" is the output structure of the structured estimators; the split of a standard form
 # had that name before

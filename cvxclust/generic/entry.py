@@ -21,12 +21,15 @@ from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
 from .compact import off_diagonal_all
 from .dual_newton import GenericDualNewton, nearest_point_reason
+from .lowrank import LowRank
+from .lowrank_form import lowrank_form, lowrank_reason
 from .newton import GenericNewton, equality_form, inequality_rows
 from .solver import GenericSolver
 from .splitting import bounds_the_trace
 from .standard_form import standard_form
 
-__all__ = ["CvxpyRelaxation", "DENSE_COPIES", "check_dense_memory", "choose_method", "fits_dense", "solve"]
+__all__ = ["CvxpyRelaxation", "DENSE_COPIES", "LOWRANK_MIN_N", "check_dense_memory", "choose_method", "fits_dense",
+           "solve"]
 
 #: The peak memory of each dense method, in dense ``n x n`` arrays of floats (``8 n^2`` bytes each).
 #: Measured as (the peak resident memory after the solve, ``ru_maxrss``) minus (that once the cvxpy
@@ -73,18 +76,32 @@ def choose_method(form) -> tuple[str, str]:
       the entries (max-cut, min-bisection): ``"alm"``, the augmented Lagrangian method with
       semismooth Newton subproblems (:mod:`cvxclust.generic.alm`), which needs a few dozen
       eigendecompositions where the ADMM needs hundreds;
+    * of order ``n >= LOWRANK_MIN_N``, a linear objective under ``X >> 0`` with equality rows, a
+      fixed diagonal or a trace row, and no entrywise bound but ``X >= 0`` where the diagonal is
+      not fixed (max-cut, min-bisection, the k-means SDP of Peng and Wei;
+      :mod:`cvxclust.generic.lowrank`):
+      ``"lowrank"``, whose iterations cost products with the cost and a factor of X, and whose
+      certificate one smallest eigenvalue (``benchmarks/results/classes.md`` and ``lowrank.md``);
     * everything else: ``"generic"``.
 
     Each method is chosen only where it takes the problem, so the choice never refuses a
     problem that ``"generic"`` solves, and only where it fits in memory (:func:`fits_dense`):
-    where no dense method does, a :class:`~cvxclust._memory.MemoryNeed` (a ValueError) says how
-    much they need before any ``n x n`` array is formed.  Returns ``(method, reason)``.
+    where the dense choice does not, ``"lowrank"`` where it takes the problem, else a
+    :class:`~cvxclust._memory.MemoryNeed` (a ValueError) says how much the dense methods need
+    before any ``n x n`` array is formed.  Returns ``(method, reason)``.
     """
+    lowrank = _lowrank_reason(form)
+    if lowrank is not None:
+        return "lowrank", lowrank
     smallest = min(DENSE_COPIES, key=DENSE_COPIES.get)
     if not fits_dense(form, smallest):  # the tests below form n x n arrays
+        if not lowrank_reason(form):
+            return "lowrank", f"no dense method fits in memory at order {form.n}: lowrank"
         check_memory(square_bytes(form.n, DENSE_COPIES[smallest]), f"every dense method on a problem of order "
                      f"{form.n} (at least {DENSE_COPIES[smallest]} dense {form.n} x {form.n} arrays)", LOWRANK_REMEDY)
     method, reason = _dense_choice(form)
+    if not fits_dense(form, method) and not lowrank_reason(form):
+        return "lowrank", f"{method} would not fit in memory at order {form.n}: lowrank"
     check_dense_memory(form, method)
     return method, reason
 
@@ -109,6 +126,23 @@ def _dense_choice(form) -> tuple[str, str]:
     if not reason:
         reason = "its upper bounds slow the dual Newton's gradient on the cone down"
     return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
+
+
+#: the order from which ``"auto"`` picks ``"lowrank"`` where it takes the problem
+LOWRANK_MIN_N = 1000
+
+
+def _lowrank_reason(form) -> str | None:
+    """Why ``"lowrank"`` is picked for ``form`` (:func:`choose_method`), or None where it is not:
+    not below :data:`LOWRANK_MIN_N`, nor where ``X >= 0`` stands with a fixed diagonal
+    (correlation clustering), whose multiplier the factor does not give well enough to certify."""
+    if form.n < LOWRANK_MIN_N or lowrank_reason(form):
+        return None
+    kind = lowrank_form(form)
+    if kind.nonnegative and kind.diagonal is not None:
+        return None
+    return (f"n = {form.n} >= {LOWRANK_MIN_N}, a linear objective, X >> 0, equality rows and a fixed trace, no "
+            "bound but X >= 0 without a fixed diagonal: lowrank")
 
 
 def _alm_reason(form) -> str | None:
@@ -178,6 +212,8 @@ class CvxpyRelaxation(Relaxation):
             methods.remove("newton")
         if inequality_rows(self.standard_form()):  # alm_form's test, without building its dual
             methods.remove("alm")
+        if lowrank_reason(self.standard_form()):
+            methods.remove("lowrank")
         return methods
 
     def solve(self, method: str = "auto", **options) -> Result:
@@ -223,6 +259,7 @@ CvxpyRelaxation.register_solver("generic", GenericSolver)
 CvxpyRelaxation.register_solver("dual-newton", GenericDualNewton)
 CvxpyRelaxation.register_solver("newton", GenericNewton)
 CvxpyRelaxation.register_solver("alm", AugmentedLagrangian)
+CvxpyRelaxation.register_solver("lowrank", LowRank)
 
 
 def solve(problem, method: str = "auto", **options) -> Result:
@@ -247,6 +284,15 @@ def solve(problem, method: str = "auto", **options) -> Result:
     the cone barely moves the optimum it needs a few eigendecompositions where the ADMM needs
     dozens; where it moves it far, many more.
 
+    ``method="lowrank"`` solves the problems with a linear objective, ``X >> 0``, equality
+    rows, a fixed diagonal or a trace row, and no bound but ``X >= 0`` (max-cut, min-bisection,
+    the k-means SDP) with ``X = V V^T`` of adaptive rank inside an augmented Lagrangian method,
+    certified by the smallest eigenvalue of the dual slack (:mod:`cvxclust.generic.lowrank`):
+    nothing ``n x n`` is formed but the cost as the statement holds it; ``extras["factor"]`` is V,
+    and ``X`` is None where ``V V^T`` would take more than a quarter of the available memory
+    (``form_X``).  ``"auto"`` picks it from order :data:`LOWRANK_MIN_N` where ``X >= 0`` does
+    not stand with a fixed diagonal.
+
     ``method="alm"`` solves the problems whose rows are equalities (entrywise bounds allowed) by
     an augmented Lagrangian method on the dual whose subproblems are solved by semismooth
     Newton-CG (:mod:`cvxclust.generic.alm`); ``"auto"`` picks it for a linear objective under
@@ -257,7 +303,7 @@ def solve(problem, method: str = "auto", **options) -> Result:
     problem : cvxpy.Problem
         The problem; it is not solved by cvxpy, and its variable's value is not set (use
         ``problem.solve(method="cvxclust")`` for that).
-    method : {"auto", "generic", "dual-newton", "newton", "alm"}
+    method : {"auto", "generic", "dual-newton", "newton", "alm", "lowrank"}
         The solver.
     **options
         Options of :class:`~cvxclust.generic.GenericSolver`: ``tol`` (certified relative gap,
@@ -266,8 +312,9 @@ def solve(problem, method: str = "auto", **options) -> Result:
         (a previous Result); for ``"dual-newton"`` those of
         :class:`~cvxclust.dual_newton.DualNewtonSolver`; for ``"newton"`` those of
         :class:`~cvxclust.generic.GenericNewton`; for ``"alm"`` those of
-        :class:`~cvxclust.generic.AugmentedLagrangian`.  With ``"auto"``, options of the
-        chosen method.
+        :class:`~cvxclust.generic.AugmentedLagrangian`; for ``"lowrank"`` those of
+        :class:`~cvxclust.generic.LowRank` (``rank``, ``max_rank``, ``random_state``, ``form_X``,
+        ...).  With ``"auto"``, options of the chosen method.
 
     Raises
     ------
@@ -279,9 +326,10 @@ def solve(problem, method: str = "auto", **options) -> Result:
     Returns
     -------
     Result
-        ``X`` the matrix; ``objective`` in the problem's own sense and scale; ``dual_bound`` a
-        certified bound on the optimal value; ``status == "optimal"`` only when the relative gap
-        is below ``tol`` and every residual below ``residual_tol``.  ``time`` counts from the
+        ``X`` the matrix (None from ``"lowrank"`` where it would not fit); ``objective`` in the
+        problem's own sense and scale; ``dual_bound`` a certified bound on the optimal value;
+        ``status == "optimal"`` only when the relative gap is below ``tol`` and every residual
+        below ``residual_tol``.  ``time`` counts from the
         call, reading the problem included (as ``time_limit`` does: a limit spent by the reading
         ends the solve at its starting point with status ``"time_limit"``);
         ``extras["read_time"]`` is the part spent reading the problem.

@@ -16,7 +16,7 @@ from .compact import off_and_diagonal, row_sums_matrix
 from .standard_form import StandardForm
 from .ties import TiedEntries, tied_rows
 
-__all__ = ["Splitting", "bounds_the_trace", "outline", "split", "zero_total_row"]
+__all__ = ["Splitting", "bounds_the_trace", "fixed_trace", "outline", "split", "zero_total_row"]
 
 # relative accuracy at which two coefficients are the same number
 _SAME = 1e-10
@@ -123,6 +123,13 @@ def bounds_the_trace(form: StandardForm) -> bool:
     return _implied_trace(form) is not None
 
 
+def fixed_trace(form: StandardForm) -> tuple[float, int] | None:
+    """``(tau, r)`` of an equality row r ``a tr X = a tau`` of ``form``, else None."""
+    sparse, where = form.rows.sparse_part()  # a row of the trace is in a sparse block
+    trace, _, row = _trace_row(sparse, form.lo[where], form.hi[where], np.ones(where.size, dtype=bool), form.n)
+    return None if trace is None else (trace, int(where[row]))
+
+
 def _check_consistent(form: StandardForm, beta, trace, trace_max) -> None:
     """Raise a ValueError naming constraints read here that contradict each other outright (a
     typo such as ``diag(X) == -1`` under ``X >> 0``), on which the splitting would only run to its
@@ -211,12 +218,11 @@ def _trace_row(A, lo, hi, keep, n):
     """``(trace, trace_max, row)`` for the first kept row ``a tr X`` (an equality, or an upper
     bound on the trace), else Nones."""
     count = np.diff(A.indptr)
-    diagonal = np.zeros(n * n, dtype=bool)
-    diagonal[np.arange(n) * (n + 1)] = True
     for r in np.flatnonzero(keep & (count == n)):
         cols, data = A.indices[A.indptr[r]:A.indptr[r + 1]], A.data[A.indptr[r]:A.indptr[r + 1]]
         a = data[0]
-        if not diagonal[cols].all() or np.abs(data - a).max() > _SAME * abs(a):
+        # entry (i, i) is column i (n + 1): no n^2 mask of the diagonal
+        if np.any(cols % (n + 1)) or np.abs(data - a).max() > _SAME * abs(a):
             continue
         if lo[r] == hi[r]:
             return float(lo[r] / a), None, r

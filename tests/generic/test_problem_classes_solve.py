@@ -78,6 +78,10 @@ KNOWN_LIMITS = {
     ("correlation_clustering", "generic"): ({(24, 1)}, "correlation_clustering n = 24 seed 1, generic: the ADMM's "
                                                        "residual stalls near 1e-7 (certified at residual_tol 1e-6 "
                                                        "after about 6000 iterations)"),
+    ("correlation_clustering", "lowrank"): (None, "correlation_clustering, lowrank: the multiplier of X >= 0 "
+                                                  "built from the factor leaves the dual slack indefinite on the "
+                                                  "vectors orthogonal to the clusters (the bound stalls, the point "
+                                                  "is optimal)"),
     ("correlation_clustering", "alm"): ({(24, 1)}, "correlation_clustering n = 24 seed 1, alm: the first-order step "
                                                    "of the box multiplier leaves a gap near 4e-5 at max_iter 2000"),
 }

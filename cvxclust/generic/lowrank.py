@@ -1,0 +1,427 @@
+r"""The low-rank method of :func:`cvxclust.solve`: ``X = V V^T`` with an adaptive rank inside an
+augmented Lagrangian method, certified by the smallest eigenvalue of the dual slack.
+
+The class it takes: ``min <C, X> + const`` (no squared Frobenius term) subject to ``X >> 0``,
+equality rows ``A(X) = b``, and entrywise bounds only of two kinds: a fixed diagonal
+(``diag(X) = d``, ``d >= 0``) and ``X >= 0`` (off the diagonal, and optionally on it) with no
+upper bound; the constraints must bound the trace (a fixed diagonal or a row ``tr X = tau``).
+This is max-cut, the minimum bisection, correlation clustering and the k-means SDP of Peng and
+Wei.  A ValueError names the part of any other problem.
+
+**The factor.**  ``V`` of shape ``(n, r)``.  With a fixed diagonal ``V = Diag(sqrt(d)) U`` where
+U is W with its rows scaled to unit norm (the diagonal held exactly, the gradient by the chain
+rule, as Burer and Monteiro do); with ``X >= 0`` the factor is nonnegative (bounds of L-BFGS-B),
+so that ``X >= 0`` holds exactly, the route of NLR and RiNNAL+.
+
+**The rows** by an augmented Lagrangian on V,
+
+.. math::
+
+    L_s(V; y) = \langle C, VV^\top\rangle - y^\top(\mathcal A(VV^\top) - b)
+    + \tfrac{s}{2}\|\mathcal A(VV^\top) - b\|^2,\qquad
+    \nabla_V L_s = 2\,(C - \mathcal A^*(y - s\,r))\,V,
+
+all matrix-free (:class:`~cvxclust.generic.factor_rows.FactorRows`).  An iteration is one run of
+L-BFGS-B on ``L_s`` warm started from the last factor (its gradient tolerance shrinking from one
+iteration to the next), then ``y <- y - s r``, and ``s`` grown by ``penalty_growth`` where the
+relative residual did not fall below half its last value and is above a tenth of
+``residual_tol`` (at most a million times its start).  Where a row ``1^T X 1 = 0`` forces
+``X 1 = 0`` (the minimum bisection), it is held instead as the linear constraint ``V^T 1 = 0``
+on the factor, whose multiplier is well defined, and the point is moved onto it exactly.
+
+**The rank** starts at ``rank`` (by default ``min(n, max(8, ceil(tau) + 2))`` for a trace row,
+``min(n, 8)`` otherwise) and grows where the certificate's smallest eigenvalue is clearly
+negative, once the rows are met to 1e-3: its eigenvector (its larger sign part for a
+nonnegative factor), scaled small, becomes a new column (as in HALLaR), with small random
+columns besides for a factor of any sign (a quarter of the rank in all), up to ``max_rank``.
+
+**The certificate** (:mod:`cvxclust.generic.lowrank_certificate`) at every check: the row
+multipliers y, those of the diagonal ``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
+the unit rows), the multiplier of ``X >= 0`` built from the factor's first-order conditions, and
+the smallest eigenvalue of the dual slack by Lanczos; the bound is valid whatever the iterate.
+The status is ``"optimal"`` only when the certified relative gap is below ``tol`` and the
+residuals, computed from the factor with the definitions of
+:meth:`~cvxclust.generic.StandardForm.residuals` (the rows from ``A(V V^T)``; the bounds hold by
+construction up to rounding; ``X = V V^T`` is p.s.d.), are below ``residual_tol``.
+
+**The point.**  ``result.extras["factor"]`` is V (``X = V V^T``).  ``result.X`` is ``V V^T``
+where ``form_X`` is True, or where it is None (the default) and ``8 n^2`` bytes are at most a
+quarter of the available memory (:func:`cvxclust._memory.available_bytes`); otherwise None.
+
+References: S. Burer, R. D. C. Monteiro, "A nonlinear programming algorithm for solving
+semidefinite programs via low-rank factorization", Mathematical Programming 95(2), 2003;
+R. D. C. Monteiro, A. Sujanani, D. Cifuentes, "A low-rank augmented Lagrangian method for large-scale
+semidefinite programming based on a hybrid convex-nonconvex approach" (HALLaR), 2024; Q. Han et al.,
+"Low-rank ADMM splitting approaches for semidefinite programming" (LoRADS), 2024; Z. Zhuang, Y. Chen,
+Y. Yang, R. Y. Zhang, "Statistically optimal k-means clustering via nonnegative low-rank semidefinite
+programming" (NLR), ICLR 2024; D. Hou, T. Tang, K.-C. Toh, "RiNNAL+: a Riemannian ALM solver for
+SDP-RLT relaxations of mixed-binary quadratic programs", 2025.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .._memory import available_bytes, check_memory, square_bytes
+from ..linalg import scipy_blas_threads
+from ..parameters import Interval
+from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
+from .factor_rows import FactorRows
+from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
+from .lowrank_form import LowRankForm, lowrank_form, trace_shift
+
+__all__ = ["LowRank"]
+
+_TINY = 1e-300
+
+
+@dataclass(kw_only=True, eq=False)
+class LowRankState(SolverState):
+    """The state of :class:`LowRank` (see its module)."""
+
+    form: object
+    kind: LowRankForm
+    rows: FactorRows
+    #: the free variable (V itself, or V before its rows are scaled to sqrt(d))
+    W: np.ndarray
+    y: np.ndarray
+    #: the multiplier of V^T 1 = 0 where X 1 = 0 is forced
+    shift: np.ndarray | None = None
+    penalty: float
+    penalty_start: float = 1.0
+    gtol: float
+    residual: float = np.inf
+    max_rank: int
+    cost_norm: float
+    rng: np.random.Generator
+    eigsh: int = 0
+    lanczos_matvecs: int = 0
+    lbfgs_iterations: int = 0
+    outer: int = 0
+    lambda_min: float = np.nan
+    #: |<C, V V^T>| at the last check, the gradient tolerance of the first L-BFGS-B run
+    value: float | None = None
+    growth: tuple | None = None
+    gtol_start: float = np.nan
+    start_vector: np.ndarray | None = None
+
+
+class LowRank(IterativeSolver):
+    r"""The low-rank augmented Lagrangian method of :mod:`cvxclust.generic.lowrank`.
+
+    Parameters
+    ----------
+    relaxation : Relaxation
+        The problem, read into its :meth:`~cvxclust.Relaxation.standard_form`.
+    tol, residual_tol, max_iter, time_limit, check_every, verbose
+        The options of every solver (:class:`cvxclust.solvers.IterativeSolver`); an iteration
+        is one run of L-BFGS-B and one multiplier update; a check (one smallest eigenvalue)
+        comes every ``check_every`` iterations.
+    rank : int or None
+        The starting rank (module docstring for the default); at most n.
+    max_rank : int or None
+        The largest rank (None: n); at most n.
+    random_state : int, Generator or None
+        The random start of the factor and of Lanczos (0 by default: a solve is reproducible).
+    form_X : bool or None
+        Whether ``result.X`` is ``V V^T``; None forms it where it takes at most a quarter of the
+        available memory.
+    inner_max_iter : int
+        L-BFGS-B iterations per augmented Lagrangian iteration at most.
+    penalty : float or None
+        The first penalty s; None scales it to the problem.
+    penalty_growth : float
+        The factor s grows by where the residual did not halve.
+
+    Returns
+    -------
+    Result
+        History rows hold ``outer``, ``penalty``, ``rows_residual``, ``rank`` and
+        ``lbfgs_iterations`` (and, at checks, ``lambda_min``); ``extras``: ``factor`` (V),
+        ``rank``, ``eigsh`` (smallest-eigenvalue computations), ``lanczos_matvecs``,
+        ``lbfgs_iterations``, ``row_multipliers``.
+    """
+
+    method = "lowrank"
+    parameters = IterativeSolver.parameters | {
+        "max_iter": Param(500, [Interval(Integral, 1, None, closed="left")]),
+        "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "rank": Param(None, [None, Interval(Integral, 1, None, closed="left")]),
+        "max_rank": Param(None, [None, Interval(Integral, 1, None, closed="left")]),
+        "random_state": Param(0, ["random_state"]),
+        "form_X": Param(None, [None, "boolean"]),
+        "inner_max_iter": Param(500, [Interval(Integral, 1, None, closed="left")]),
+        "penalty": Param(None, [None, *POSITIVE]),
+        "penalty_growth": Param(4.0, [Interval(Real, 1, None, closed="left")]),
+    }
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def init_state(self):
+        form = self.relaxation.standard_form()
+        kind = lowrank_form(form)
+        n = form.n
+        for name in ("rank", "max_rank"):
+            value = getattr(self, name)
+            if value is not None and value > n:
+                raise ValueError(f"{name}={value} exceeds the order n={n} of X: a factor of X has at most n "
+                                 f"columns (give {name} <= {n}, or None)")
+        rank = self.rank or (min(n, max(8, math.ceil(kind.tau) + 2)) if kind.trace_row else min(n, 8))
+        max_rank = self.max_rank or n
+        rank = min(rank, max_rank)
+        # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies
+        check_memory(30 * 8 * n * rank, f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)",
+                     "give a smaller rank")
+        rng = np.random.default_rng(self.random_state)
+        W = rng.standard_normal((n, rank))
+        if kind.nonnegative:
+            W = np.abs(W)
+        if kind.diagonal is None:
+            W *= math.sqrt(kind.tau) / max(np.linalg.norm(W), _TINY)
+        rows = FactorRows(form.rows)
+        cost_norm = form.cost.frobenius_norm()
+        state = LowRankState(form=form, kind=kind, rows=rows, W=W, y=np.zeros(form.m), penalty=1.0, gtol=np.inf,
+                             max_rank=max_rank, cost_norm=cost_norm, rng=rng)
+        V = self._factor(state, W)[0]
+        r = rows.apply(V) - form.lo
+        if self.penalty is not None:
+            state.penalty = float(self.penalty)
+        else:  # the penalty term as large as the objective's scale at the start
+            state.penalty = max(cost_norm * kind.tau, _TINY) / max(float(r @ r), 1.0) if form.m else 1.0
+        state.penalty_start = state.penalty
+        state.residual = np.inf if form.m else 0.0
+        if kind.deflate:
+            state.shift = np.zeros(rank)
+        return state
+
+    def size(self) -> int:
+        return 0  # thin products only: one BLAS thread is the package's policy below order 1500
+
+    # -- the factor -----------------------------------------------------------------------------
+    @staticmethod
+    def _factor(state, W):
+        """``(V, norms)``: the factor of the free variable (rows scaled to sqrt(d) where the
+        diagonal is fixed; norms the rows' norms of W, None otherwise)."""
+        d = state.kind.diagonal
+        if d is None:
+            return W, None
+        norms = np.maximum(np.linalg.norm(W, axis=1), _TINY)
+        return W * (state.kind.sqrt_diagonal / norms)[:, None], norms
+
+    def _point(self, state) -> np.ndarray:
+        """The factor of the point certified and returned: that of W, and where a row
+        ``1^T X 1 = 0`` forces ``X 1 = 0``, moved onto ``V^T 1 = 0`` with the diagonal held by
+        alternating the projection and the rows' scaling (each step moves V by the other's
+        violation, so a few steps meet both to rounding)."""
+        V = self._factor(state, state.W)[0]
+        if not state.kind.deflate:
+            return V
+        d = state.kind.sqrt_diagonal if state.kind.diagonal is not None else None
+        for _ in range(20):
+            V = V - V.mean(axis=0)
+            if d is None:
+                break
+            V *= (d / np.maximum(np.linalg.norm(V, axis=1), _TINY))[:, None]
+            if np.abs(V.sum(axis=0)).max() <= 1e-15 * max(float(np.abs(V).sum()), _TINY):
+                break
+        return V
+
+    def _lagrangian(self, state, w_flat):
+        """``L_s`` of module docstring at the free variable and its gradient."""
+        form, rows, shape = state.form, state.rows, state.W.shape
+        W = w_flat.reshape(shape)
+        V, norms = self._factor(state, W)
+        CV = form.cost.matmul(V)
+        value = float(np.vdot(V, CV))
+        if form.m:
+            r = self._active_residual(state, rows.apply(V) - form.lo)
+            multiplier = state.y - state.penalty * r
+            value += float(-state.y @ r + 0.5 * state.penalty * (r @ r))
+            CV -= rows.adjoint_matmul(multiplier, V)
+        if state.kind.deflate:  # X 1 = 0 as the linear constraint V^T 1 = 0 on the factor
+            total = V.sum(axis=0)
+            value += float(-state.shift @ total + 0.5 * state.penalty * (total @ total))
+            CV -= 0.5 * (state.shift - state.penalty * total)
+        G = 2.0 * CV
+        if norms is not None:  # the chain rule through the unit rows
+            U = W / norms[:, None]
+            G = (G - np.einsum("ij,ij->i", G, U)[:, None] * U) * (state.kind.sqrt_diagonal / norms)[:, None]
+        return value, G.ravel()
+
+    # -- iterations -----------------------------------------------------------------------------
+    def step(self, state, iteration):
+        form = state.form
+        if state.growth is not None:
+            self._grow_rank(state, *state.growth)
+            state.growth = None
+        if not np.isfinite(state.gtol):  # the first gradient sets the scale of the tolerances
+            state.gtol = 1e-3 * max(float(np.abs(self._lagrangian(state, state.W.ravel())[1]).max()), _TINY)
+            state.gtol_start = state.gtol
+        bounds = [(0.0, None)] * state.W.size if state.kind.nonnegative else None
+
+        def stop_at_time_limit(intermediate_result):
+            if self.elapsed > self.time_limit:
+                raise StopIteration
+
+        with scipy_blas_threads(1):
+            out = minimize(lambda x: self._lagrangian(state, x), state.W.ravel(), jac=True, method="L-BFGS-B",
+                           bounds=bounds, callback=stop_at_time_limit,
+                           options={"maxiter": self.inner_max_iter, "gtol": state.gtol, "ftol": 0.0, "maxcor": 10})
+        state.W = out.x.reshape(state.W.shape)
+        state.lbfgs_iterations += int(out.nit)
+        state.outer += 1
+        residual = np.nan
+        if form.m:
+            V = self._factor(state, state.W)[0]
+            r = state.rows.apply(V) - form.lo
+            state.y = state.y - state.penalty * self._active_residual(state, r)
+            if state.kind.deflate:
+                state.shift = state.shift - state.penalty * V.sum(axis=0)
+            residual = self._row_residual(state, V, r)
+            # grown only while the residual is above a tenth of its tolerance and did not halve:
+            # beyond, a larger s only amplifies the rounding of r in the multipliers
+            if residual > max(0.5 * state.residual, 0.1 * self.residual_tol):
+                state.penalty = min(state.penalty * self.penalty_growth, 1e6 * state.penalty_start)
+            state.residual = residual
+        state.gtol = max(0.2 * state.gtol, 1e-15)
+        return {"outer": state.outer, "penalty": state.penalty, "rows_residual": residual,
+                "rank": state.W.shape[1], "lbfgs_iterations": int(out.nit)}
+
+    @staticmethod
+    def _active_residual(state, r: np.ndarray) -> np.ndarray:
+        """``r`` without the row ``1^T X 1 = 0``, held as ``V^T 1 = 0`` (:meth:`_lagrangian`)."""
+        if state.kind.deflate:
+            r = r.copy()
+            r[state.kind.zero_row] = 0.0
+        return r
+
+    @staticmethod
+    def _row_residual(state, V, r) -> float:
+        """The rows' relative violation as :meth:`~cvxclust.generic.StandardForm.residuals`
+        defines it, ``max|X|`` being the largest diagonal entry of ``V V^T``."""
+        form = state.form
+        scale = max(float(np.einsum("ij,ij->i", V, V).max()), _TINY)
+        size = np.maximum(np.abs(form.lo), form.row_norms * scale)
+        return float(max((np.abs(r) / np.maximum(size, _TINY)).max(), 0.0))
+
+    # -- certification --------------------------------------------------------------------------
+    def _multipliers(self, state, V, y):
+        """``(w, Z)`` of the certificate at the row multipliers y (module docstring of the
+        certificate)."""
+        form, kind = state.form, state.kind
+        S1V = form.cost.matmul(V)
+        if form.m:
+            S1V -= state.rows.adjoint_matmul(y, V)
+        w = np.zeros(form.n)
+        if kind.diagonal is not None:
+            positive = kind.diagonal > 0
+            shift = np.zeros(V.shape[1])
+            # where X 1 = 0 is forced, the slack is J S J: stationarity asks (S_1 - Diag(w)) V = 1 mu^T
+            # only, mu = the mean row; a few fixed-point rounds find w and mu together
+            for _ in range(30 if kind.deflate else 1):
+                w[positive] = np.einsum("ij,ij->i", S1V - shift, V)[positive] / kind.diagonal[positive]
+                if kind.deflate:
+                    shift = (S1V - w[:, None] * V).mean(axis=0)
+        Z = nonnegative_multiplier(S1V - w[:, None] * V, V) if kind.nonnegative else None
+        return w, Z
+
+    def _bound_at(self, state, V, y) -> dict:
+        """:func:`~cvxclust.generic.lowrank_certificate.slack_bound` at the row multipliers y."""
+        form, kind = state.form, state.kind
+        w, Z = self._multipliers(state, V, y)
+        S = SlackOperator(form.cost, state.rows, y, w, Z, deflate=kind.deflate)
+        constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
+        # Lanczos to a residual whose loss in the bound, tau ||r||, is a thousandth of tol
+        value = abs(form.cost.inner_factor(V)) if state.value is None else state.value
+        accuracy = 1e-3 * self.tol * max(value, self.gap_floor, _TINY) / max(kind.tau * S.norm_bound(state.cost_norm),
+                                                                            _TINY)
+        found = slack_bound(S, constant, kind.tau, state.cost_norm, random_state=state.rng, start=state.start_vector,
+                            tol=float(np.clip(accuracy, 1e-12, 1e-3)))
+        state.eigsh += 1
+        state.lanczos_matvecs += found["products"]
+        return found
+
+    def certify(self, state, bound, final=False):
+        form, kind = state.form, state.kind
+        V = self._point(state)
+        state.value = abs(form.cost.inner_factor(V))
+        found = self._bound_at(state, V, state.y)
+        if found["lambda_min"] < 0 and kind.shift is not None:
+            # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
+            move = trace_shift(kind, np.einsum("ij,ij->i", V, V), -1.01 * found["lambda_min"], form.m)
+            shifted = self._bound_at(state, V, state.y + move)
+            if shifted["bound"] > found["bound"]:
+                found = shifted
+        state.lambda_min = found["lambda_min"]
+        state.start_vector = found["vector"]
+        minimum = found["bound"] + form.constant
+        fresh = minimum if form.sense == "minimize" else -minimum
+        value = form.cost.inner_factor(V) + form.constant
+        objective = value if form.sense == "minimize" else -value
+        residuals = self._residuals(state, V)
+        # the rank grows at the next step (the factor certified here is the one returned if this check stops)
+        state.growth = None if final else (found, value, minimum)
+        return Certificate(None, fresh, objective, residuals,
+                           {"lambda_min": found["lambda_min"], "rank": V.shape[1]})
+
+    def _residuals(self, state, V) -> dict:
+        form, kind = state.form, state.kind
+        residuals = {"symmetry": 0.0}
+        if kind.diagonal is not None or kind.nonnegative:
+            diagonal = np.einsum("ij,ij->i", V, V)
+            scale = max(float(diagonal.max()), _TINY)
+            violation = 0.0  # V >= 0 exactly: X >= 0 holds; a fixed diagonal up to rounding
+            if kind.diagonal is not None:
+                violation = float((np.abs(diagonal - kind.diagonal) / np.maximum(kind.diagonal, scale)).max())
+            residuals["bounds"] = violation
+        if form.m:
+            residuals["rows"] = self._row_residual(state, V, state.rows.apply(V) - form.lo)
+        residuals["psd"] = 0.0  # V V^T
+        return residuals
+
+    def _grow_rank(self, state, found, value, minimum) -> None:
+        """Append the eigenvector of a clearly negative smallest eigenvalue as a new column (with,
+        for a factor of any sign, small random columns to a quarter of the rank besides)."""
+        rank = state.W.shape[1]
+        loss = -state.kind.tau * found["lambda_min"]
+        # not while the rows are far from met: the multipliers, and with them S, mean little yet
+        if rank >= state.max_rank or state.residual > 1e-3 or \
+                loss <= 0.1 * self.tol * max(abs(value), abs(minimum), self.gap_floor, _TINY):
+            return
+        u = found["vector"]
+        if state.kind.nonnegative:
+            u = np.maximum(u, 0.0) if np.linalg.norm(np.maximum(u, 0.0)) >= np.linalg.norm(np.minimum(u, 0.0)) \
+                else np.maximum(-u, 0.0)
+        columns = [u]
+        if not state.kind.nonnegative:  # room for L-BFGS: small random columns besides, a quarter of the rank
+            extra = min(max(rank // 4 - 1, 0), state.max_rank - rank - 1)
+            columns += list(state.rng.standard_normal((extra, u.size)) / math.sqrt(u.size))
+        new = np.column_stack(columns)
+        if state.kind.diagonal is not None:  # in W's units: its rows' norms
+            new *= 1e-2 * math.sqrt(state.form.n) * np.linalg.norm(state.W, axis=1)[:, None]
+        else:
+            new *= 1e-2 * math.sqrt(state.kind.tau)
+        state.W = np.column_stack([state.W, new])
+        if state.shift is not None:
+            state.shift = np.append(state.shift, np.zeros(new.shape[1]))
+        state.gtol = max(state.gtol, 1e-4 * state.gtol_start)
+
+    # -- result ---------------------------------------------------------------------------------
+    def run(self):
+        result = super().run()
+        V = result.extras["factor"]
+        form_X = self.form_X
+        if form_X is None:
+            available = available_bytes()
+            form_X = available is None or square_bytes(V.shape[0]) <= available / 4
+        return dataclasses.replace(result, X=V @ V.T) if form_X else result
+
+    def extras(self, state):
+        return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
+                "lanczos_matvecs": state.lanczos_matvecs, "lbfgs_iterations": state.lbfgs_iterations,
+                "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y}

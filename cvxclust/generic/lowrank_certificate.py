@@ -1,0 +1,147 @@
+r"""The certificate of :mod:`cvxclust.generic.lowrank`: a bound on the optimum from multipliers,
+whose p.s.d. part needs only the smallest eigenvalue of the dual slack, computed from products.
+
+For ``min <C, X>`` over ``X >> 0``, ``A(X) = b``, ``diag(X) = d`` (where fixed) and ``X >= 0``
+(where bounded), with ``tr X <= tau`` on the feasible set, any multipliers ``y``, ``w`` and any
+symmetric ``Z >= 0`` give, with the dual slack ``S = C - A^*(y) - Diag(w) - Z``,
+
+.. math::
+
+    \langle C, X\rangle = \langle S, X\rangle + b^\top y + d^\top w + \langle Z, X\rangle
+    \ \ge\ b^\top y + d^\top w + \tau \min(0, \lambda_{\min}(S))
+
+for every feasible X (weak duality: ``<Z, X> >= 0`` as both are entrywise nonnegative where Z
+is nonzero, the diagonal of X being nonnegative under ``X >> 0``).  Where a row ``1^T X 1 = 0``
+forces ``X 1 = 0``, every feasible X is ``J X J`` (``J = I - 11^T / n``) and S is replaced by
+``J S J``.
+
+``lambda_min(S)`` comes from Lanczos (:func:`scipy.sparse.linalg.eigsh`) on a
+:class:`~scipy.sparse.linalg.LinearOperator` of S: products with the cost, the rows' adjoint,
+``Diag(w)`` and a low-rank ``Z = A P^T + P A^T`` (A, P of shape ``(n, r)``, both ``>= 0``), so
+nothing ``n x n`` is formed.  The Ritz value ``theta`` of unit vector u is lowered by the Ritz
+residual ``||S u - theta u||`` (an eigenvalue of S lies within it of ``theta``) and by a
+rounding allowance ``8 n eps ||S||`` (``||S||`` bounded by the triangle inequality over the
+parts), which covers the rounding of the products in floating point.  That the eigenvalue so
+found is the smallest rests on the Lanczos iteration's convergence from a random start, as in
+the low-rank methods it follows; orders up to :data:`DENSE_ORDER` are solved exactly instead
+(S written column by column from the same products).
+
+The multiplier Z of ``X >= 0`` comes from the factor's first-order conditions (module
+:mod:`cvxclust.generic.lowrank`): with ``S_0 = C - A^*(y) - Diag(w)``, ``G = S_0 V`` is, at a
+stationary nonnegative factor, nonnegative where V is zero and zero elsewhere.  A dual slack
+with ``S V = 0`` and ``Z`` zero where ``X = V V^T`` is positive needs ``Z V = G``; with
+``P = V (V^T V)^{-1}`` and ``A = G - P (G^T V + V^T G) / 4``, ``Z = A P^T + P A^T`` has exactly
+``Z V = G`` when ``G^T V`` is symmetric (as it is at a stationary point), and it is zero on the
+blocks where X is positive when the factor's columns have disjoint supports (a clustering).
+Negative entries of A and P are dropped, which keeps ``Z >= 0`` (and the bound valid) always.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
+
+__all__ = ["DENSE_ORDER", "SlackOperator", "nonnegative_multiplier", "slack_bound", "smallest_eigenvalue"]
+
+#: orders up to which the smallest eigenvalue is that of S written out (n products)
+DENSE_ORDER = 64
+_EPS = np.finfo(float).eps
+
+
+def nonnegative_multiplier(G: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(A, P)``, both ``>= 0``, of the multiplier ``Z = A P^T + P A^T`` of ``X >= 0`` from the
+    gradient ``G = S_0 V`` of a nonnegative factor V (module docstring)."""
+    gram = V.T @ V
+    P = np.linalg.lstsq(gram, V.T, rcond=1e-6)[0].T if V.shape[1] else V
+    GV = G.T @ V
+    A = np.maximum(G - P @ (GV + GV.T) / 4.0, 0.0)
+    return A, np.maximum(P, 0.0)
+
+
+class SlackOperator(LinearOperator):
+    """``S = C - A^*(y) - Diag(w) - (A P^T + P A^T)`` (``J S J`` where ``deflate``) as products.
+
+    Parameters
+    ----------
+    cost : Cost
+        The linear coefficient C (:class:`~cvxclust.generic.cost.Cost`).
+    rows : FactorRows
+        The rows (:class:`~cvxclust.generic.factor_rows.FactorRows`).
+    y, w : ndarray
+        Multipliers of the rows and of the diagonal (zeros where none).
+    Z : tuple of ndarray or None
+        ``(A, P)`` of the multiplier of ``X >= 0``, None where none.
+    deflate : bool
+        Whether to project onto the complement of ``1``.
+    """
+
+    def __init__(self, cost, rows, y, w, Z=None, deflate=False):
+        n = cost.n
+        super().__init__(dtype=float, shape=(n, n))
+        self.cost, self.rows, self.y, self.w, self.Z, self.deflate = cost, rows, y, w, Z, deflate
+        self.products = 0
+
+    def _matmat(self, X):
+        X = np.asarray(X, dtype=float)
+        if self.deflate:
+            X = X - X.mean(axis=0)
+        out = self.cost.matmul(X) - self.w[:, None] * X if X.ndim == 2 else self.cost.matmul(X) - self.w * X
+        if self.rows.m:
+            out -= self.rows.adjoint_matmul(self.y, X)
+        if self.Z is not None:
+            A, P = self.Z
+            out -= A @ (P.T @ X) + P @ (A.T @ X)
+        if self.deflate:
+            out -= out.mean(axis=0)
+        self.products += 1 if X.ndim == 1 else X.shape[1]
+        return out
+
+    def _matvec(self, x):
+        return self._matmat(np.ravel(x))
+
+    def _adjoint(self):
+        return self
+
+    def norm_bound(self, cost_norm: float) -> float:
+        """An upper bound on ``||S||_F`` from the parts (``cost_norm`` is ``||C||_F``)."""
+        size = cost_norm + float(np.linalg.norm(self.w)) + (self.rows.adjoint_norm(self.y) if self.rows.m else 0.0)
+        if self.Z is not None:
+            size += 2.0 * float(np.linalg.norm(self.Z[0])) * float(np.linalg.norm(self.Z[1]))
+        return size
+
+
+def smallest_eigenvalue(S: SlackOperator, *, tol: float = 1e-10, random_state=None,
+                        start: np.ndarray | None = None) -> tuple[float, np.ndarray, float]:
+    """``(theta, u, residual)``: a Ritz pair of the smallest eigenvalue of S (u of unit norm)
+    and ``||S u - theta u||``; ``theta = -inf`` where Lanczos found no pair."""
+    n = S.shape[0]
+    if n <= DENSE_ORDER:
+        M = S @ np.eye(n)
+        values, vectors = np.linalg.eigh((M + M.T) / 2)
+        u = vectors[:, 0]
+    else:
+        rng = np.random.default_rng(random_state)
+        v0 = rng.standard_normal(n) if start is None or not np.any(start) else start + 1e-3 * rng.standard_normal(n)
+        try:
+            values, vectors = eigsh(S, k=1, which="SA", tol=tol, ncv=min(n, 40), maxiter=50 * n, v0=v0)
+        except ArpackNoConvergence as error:  # the estimate so far, with its residual
+            values, vectors = error.eigenvalues, error.eigenvectors
+        except ArpackError:
+            values, vectors = np.zeros(0), np.zeros((n, 0))
+        if len(values) == 0:
+            return -np.inf, np.zeros(n), np.inf
+        u = vectors[:, 0] / max(np.linalg.norm(vectors[:, 0]), 1e-300)
+    theta = float(u @ (S @ u))
+    return theta, u, float(np.linalg.norm(S @ u - theta * u))
+
+
+def slack_bound(S: SlackOperator, constant: float, tau: float, cost_norm: float, **eigen) -> dict:
+    """The bound ``constant + tau * min(0, lambda)`` (``constant = b.y + d.w``), with ``lambda``
+    the Ritz value of :func:`smallest_eigenvalue` less its residual and the rounding allowance
+    (module docstring).  Returns the bound, ``lambda``, the Ritz vector and the products spent."""
+    before = S.products
+    theta, u, residual = smallest_eigenvalue(S, **eigen)
+    allowance = 8.0 * S.shape[0] * _EPS * S.norm_bound(cost_norm)
+    lam = theta - residual - allowance
+    return {"bound": float(constant + tau * min(0.0, lam)), "lambda_min": lam, "vector": u,
+            "products": S.products - before, "ritz_residual": residual}

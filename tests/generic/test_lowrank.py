@@ -1,0 +1,225 @@
+"""The low-rank method of :func:`cvxclust.solve` (:mod:`cvxclust.generic.lowrank`): against
+Clarabel on max-cut, the minimum bisection, the k-means SDP and correlation clustering; its
+certificate alone at arbitrary multipliers; its products with the factor; its refusals; the
+factor without X; the time limit."""
+
+from __future__ import annotations
+
+import re
+import tracemalloc
+import warnings
+from dataclasses import replace
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from clarabel_checks import REFERENCE_ACCURACY, check_bound_side, clarabel_solution
+from sklearn.exceptions import ConvergenceWarning
+
+import cvxclust
+from cvxclust import problem_classes as pc
+from cvxclust.generic import CvxpyRelaxation
+from cvxclust.generic.compact import RowSumsBlock, Rows, constant_bound
+from cvxclust.generic.factor_rows import FactorRows
+from cvxclust.generic.lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
+from cvxclust.generic.lowrank_form import lowrank_form
+
+CASES = {
+    "max_cut": lambda: pc.max_cut(pc.random_graph(40, 5, random_state=3)),
+    "min_bisection": lambda: pc.min_bisection(pc.random_graph(24, 4, random_state=1)),
+    "kmeans_sdp": lambda: pc.kmeans_sdp(pc.blobs_kernel(30, 3, random_state=5), 3),
+}
+#: the certified gap each case is run to (the first-order stationarity of the factor limits
+#: the multipliers' accuracy, and with it the bound, near 1e-8 where X >= 0 or X 1 = 0 stand)
+TOLS = {"max_cut": 1e-9, "min_bisection": 1e-6, "kmeans_sdp": 1e-7}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_agrees_with_clarabel_and_certifies(name):
+    problem = CASES[name]()
+    optimum, _ = clarabel_solution(problem)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = cvxclust.solve(problem, method="lowrank", tol=TOLS[name], residual_tol=1e-9)
+    assert result.status == "optimal" and result.method == "lowrank"
+    scale = max(abs(optimum), 1.0)
+    assert abs(result.objective - optimum) <= (TOLS[name] + REFERENCE_ACCURACY) * scale
+    check_bound_side(problem, result.dual_bound, optimum)
+    assert result.relative_gap <= TOLS[name]
+    # the factor's own residuals are the problem's residuals of X = V V^T
+    V = result.extras["factor"]
+    np.testing.assert_allclose(result.X, V @ V.T)
+    residuals = CvxpyRelaxation(problem).residuals(result.X)
+    assert max(residuals.values()) <= 1e-8
+    assert set(result.residuals) == set(residuals)
+    assert result.extras["eigsh"] >= 1 and result.extras["rank"] == V.shape[1]
+
+
+def test_kmeans_point_is_the_clustering():
+    """Well separated blobs: the solution is unique (the clusters' normalised indicators)."""
+    problem = pc.kmeans_sdp(pc.blobs_kernel(24, 3, random_state=0), 3)
+    _, point = clarabel_solution(problem)
+    result = cvxclust.solve(problem, method="lowrank", tol=1e-7, residual_tol=1e-9)
+    assert result.status == "optimal"
+    np.testing.assert_allclose(result.X, point, atol=1e-4)
+
+
+def test_correlation_clustering_bound_is_valid():
+    problem = pc.correlation_clustering(pc.signed_graph(20, 3, random_state=2))
+    optimum, _ = clarabel_solution(problem)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = cvxclust.solve(problem, method="lowrank", max_iter=30)
+    check_bound_side(problem, result.dual_bound, optimum)
+    assert result.objective <= optimum + REFERENCE_ACCURACY * abs(optimum)
+    assert result.max_residual <= 1e-12  # diag(V V^T) = 1 and V >= 0 by construction
+
+
+@pytest.mark.parametrize("name", list(CASES) + ["correlation_clustering"])
+def test_certificate_is_valid_at_arbitrary_multipliers(name):
+    """Weak duality: the bound holds for any multipliers, however far from optimal."""
+    problem = CASES[name]() if name in CASES else pc.correlation_clustering(pc.signed_graph(20, 3, random_state=1))
+    optimum, _ = clarabel_solution(problem)
+    form = CvxpyRelaxation(problem).standard_form()
+    kind = lowrank_form(form)
+    rows, rng = FactorRows(form.rows), np.random.default_rng(0)
+    for trial in range(5):
+        y = rng.standard_normal(form.m) * 10.0 ** rng.uniform(-2, 2)
+        w = rng.standard_normal(form.n) if kind.diagonal is not None else np.zeros(form.n)
+        Z = None
+        if kind.nonnegative:
+            V = np.abs(rng.standard_normal((form.n, 4)))
+            Z = nonnegative_multiplier(rng.standard_normal((form.n, 4)), V)
+        S = SlackOperator(form.cost, rows, y, w, Z, deflate=kind.deflate)
+        constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
+        bound = slack_bound(S, constant, kind.tau, form.cost.frobenius_norm(), random_state=trial)["bound"]
+        bound += form.constant
+        check_bound_side(problem, bound if form.sense == "minimize" else -bound, optimum)
+
+
+@pytest.mark.parametrize("problem", [CASES["kmeans_sdp"](), CASES["min_bisection"](),
+                                     pc.kmeans_sdp(pc.blobs_kernel(12, 2, random_state=0), 2, must_link=[(0, 3)])],
+                         ids=["row-sums-and-trace", "total", "sparse-row"])
+def test_factor_rows_match_the_dense_rows(problem):
+    form = CvxpyRelaxation(problem).standard_form()
+    rows, rng = FactorRows(form.rows), np.random.default_rng(1)
+    V, z = rng.standard_normal((form.n, 3)), rng.standard_normal(form.m)
+    np.testing.assert_allclose(rows.apply(V), form.row_values(V @ V.T), atol=1e-10)
+    np.testing.assert_allclose(rows.adjoint_matmul(z, V), form.adjoint(z) @ V, atol=1e-10)
+    assert rows.adjoint_norm(z) >= np.linalg.norm(form.adjoint(z)) * (1 - 1e-12)
+
+
+def _variable(n=6):
+    return cp.Variable((n, n), symmetric=True)
+
+
+def _refusals():
+    X, C = _variable(), np.arange(36.0).reshape(6, 6)
+    C = C + C.T
+    base = [X >> 0, cp.diag(X) == 1]
+    return {
+        "inequality": (cp.Problem(cp.Minimize(cp.trace(C @ X)), base + [cp.sum(X) <= 3]), r"row 0 is an inequality"),
+        "frobenius": (cp.Problem(cp.Minimize(cp.sum_squares(X - C)), base), r"squared Frobenius term"),
+        "upper": (cp.Problem(cp.Minimize(cp.trace(C @ X)), base + [X <= 2]), r"X\[0, 1\] has an upper bound"),
+        "unbounded_trace": (cp.Problem(cp.Minimize(cp.trace(C @ X)), [X >> 0, X >= 0, cp.sum(X, axis=1) == 1]),
+                            r"do not fix the trace"),
+        "partial_diagonal": (cp.Problem(cp.Minimize(cp.trace(C @ X)), [X >> 0, X[0, 0] == 1, cp.trace(X) == 3]),
+                             r"X\[1, 1\] is not fixed"),
+        "no_psd": (cp.Problem(cp.Minimize(cp.trace(C @ X)), [cp.diag(X) == 1, X >= -1, X <= 1]),
+                   r"X >> 0 is not a constraint"),
+    }
+
+
+@pytest.mark.parametrize("case", list(_refusals()))
+def test_refuses_outside_its_kind_naming_the_part(case):
+    problem, part = _refusals()[case]
+    relaxation = CvxpyRelaxation(problem)
+    assert "lowrank" not in relaxation.scalable_methods()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.raises(ValueError, match="method='lowrank' does not apply") as refusal:
+            cvxclust.solve(problem, method="lowrank")
+    assert re.search(part, str(refusal.value)), str(refusal.value)
+
+
+@pytest.mark.parametrize("option", ["rank", "max_rank"])
+def test_rank_beyond_n_is_refused(option):
+    problem = CASES["max_cut"]()
+    with pytest.raises(ValueError, match=rf"{option}=41 exceeds the order n=40"):
+        cvxclust.solve(problem, method="lowrank", **{option: 41})
+
+
+def test_factor_without_X():
+    """``form_X=False``: X is None, the factor is given, and the result is certified from it
+    (the core takes a certificate without X)."""
+    problem = CASES["max_cut"]()
+    result = cvxclust.solve(problem, method="lowrank", form_X=False)
+    assert result.X is None and result.status == "optimal"
+    assert "X=None (the factor: extras['factor'])" in repr(result)
+    V = result.extras["factor"]
+    assert V.shape == (40, result.extras["rank"])
+    relaxation = CvxpyRelaxation(problem)
+    assert abs(relaxation.objective(V @ V.T) - result.objective) <= 1e-9 * abs(result.objective)
+    assert max(relaxation.residuals(V @ V.T).values()) <= 1e-6
+
+
+def test_time_limit_warns_with_a_valid_bound():
+    problem = CASES["kmeans_sdp"]()
+    optimum, _ = clarabel_solution(problem)
+    with pytest.warns(ConvergenceWarning, match="time limit"):
+        result = cvxclust.solve(problem, method="lowrank", time_limit=1e-3, tol=1e-12)
+    assert result.status == "time_limit"
+    if result.dual_bound is not None:
+        check_bound_side(problem, result.dual_bound, optimum)
+    assert result.extras["factor"].shape[0] == 30
+
+
+def test_options_are_checked():
+    problem = CASES["max_cut"]()
+    with pytest.raises(ValueError, match="penalty_growth"):
+        cvxclust.solve(problem, method="lowrank", penalty_growth=0.5)
+    with pytest.raises(ValueError, match="form_X"):
+        cvxclust.solve(problem, method="lowrank", form_X="yes")
+
+
+def test_auto_picks_lowrank_from_its_order(monkeypatch):
+    from cvxclust.generic import entry
+
+    problems = {"max_cut": CASES["max_cut"](), "kmeans_sdp": CASES["kmeans_sdp"](),
+                "correlation_clustering": pc.correlation_clustering(pc.signed_graph(30, 3, random_state=0))}
+    forms = {name: CvxpyRelaxation(p).standard_form() for name, p in problems.items()}
+    assert all(entry.choose_method(f)[0] != "lowrank" for f in forms.values())  # below LOWRANK_MIN_N
+    monkeypatch.setattr(entry, "LOWRANK_MIN_N", 20)
+    for name in ("max_cut", "kmeans_sdp"):
+        method, reason = entry.choose_method(forms[name])
+        assert method == "lowrank" and reason.endswith(": lowrank"), reason
+    assert entry.choose_method(forms["correlation_clustering"])[0] != "lowrank"  # its bound stalls
+    result = cvxclust.solve(problems["max_cut"])
+    assert result.method == "lowrank" and result.status == "optimal"
+
+
+def test_memory_of_the_factor_is_checked(monkeypatch):
+    from cvxclust import _memory
+
+    monkeypatch.setattr(_memory, "available_bytes", lambda: 10_000)
+    with pytest.raises(ValueError, match=r"method='lowrank' at rank 8 .* needs .* give a smaller rank"):
+        cvxclust.solve(CASES["max_cut"](), method="lowrank", rank=8)
+
+
+def test_reading_the_kind_takes_no_square_temporary():
+    """What the method reads off a form of order n allocates nothing of n^2 entries (a boolean
+    mask of the diagonal took n^2 bytes: 10 GB at n = 10^5)."""
+    n = 3000
+    problem = pc.kmeans_sdp(np.eye(4), 2)  # any statement: only its form's kind is read below
+    form = CvxpyRelaxation(problem).standard_form()
+    trace = sp.csr_matrix((np.ones(n), (np.zeros(n, dtype=np.int64), np.arange(n) * (n + 1))), shape=(1, n * n))
+    big = replace(form, n=n, C=np.zeros((1, 1)), L=constant_bound(0.0, 0.0, n), U=constant_bound(np.inf, np.inf, n),
+                  rows=Rows([RowSumsBlock(np.arange(n), np.ones(n), n), trace], n), lo=np.r_[np.ones(n), 2.0],
+                  hi=np.r_[np.ones(n), 2.0])
+    tracemalloc.start()
+    kind = lowrank_form(big)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert kind.tau == 2.0 and kind.nonnegative and kind.diagonal is None
+    assert peak < n * n / 10, peak
