@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .compact import RowSumsBlock, Rows
+from .compact import RowSumsBlock, Rows, TotalBlock
 
 __all__ = ["FactorRows"]
 
@@ -26,11 +26,16 @@ _SAME = 1e-10
 
 
 class _SparseRows:
-    """Rows of a CSR block on ``vec(X)``: those of all ``n^2`` equal coefficients apart, the
-    others as their entries ``(row, i, j, a)``."""
+    """Rows of a CSR block on ``vec(X)`` or a :class:`~cvxclust.generic.compact.TotalBlock`: those
+    of all ``n^2`` equal coefficients apart, the others as their entries ``(row, i, j, a)``."""
 
-    def __init__(self, block: sp.csr_matrix, n: int):
+    def __init__(self, block, n: int):
         self.n, self.m = n, block.shape[0]
+        if isinstance(block, TotalBlock):
+            self.ones, self.rest = block.coef.copy(), np.zeros(0, dtype=int)
+            self.k = self.i = self.j = np.zeros(0, dtype=int)
+            self.a = np.zeros(0)
+            return
         count = np.diff(block.indptr)
         full = np.zeros(self.m, dtype=bool)
         self.ones = np.zeros(self.m)

@@ -21,6 +21,7 @@ import cvxclust
 from cvxclust import problem_classes as pc
 from cvxclust.generic import CvxpyRelaxation
 from cvxclust.generic.compact import RowSumsBlock, Rows, constant_bound
+from cvxclust.generic.cost import Cost
 from cvxclust.generic.factor_rows import FactorRows
 from cvxclust.generic.lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
 from cvxclust.generic.lowrank_form import lowrank_form
@@ -214,7 +215,7 @@ def test_reading_the_kind_takes_no_square_temporary():
     problem = pc.kmeans_sdp(np.eye(4), 2)  # any statement: only its form's kind is read below
     form = CvxpyRelaxation(problem).standard_form()
     trace = sp.csr_matrix((np.ones(n), (np.zeros(n, dtype=np.int64), np.arange(n) * (n + 1))), shape=(1, n * n))
-    big = replace(form, n=n, C=np.zeros((1, 1)), L=constant_bound(0.0, 0.0, n), U=constant_bound(np.inf, np.inf, n),
+    big = replace(form, n=n, cost=Cost(n), L=constant_bound(0.0, 0.0, n), U=constant_bound(np.inf, np.inf, n),
                   rows=Rows([RowSumsBlock(np.arange(n), np.ones(n), n), trace], n), lo=np.r_[np.ones(n), 2.0],
                   hi=np.r_[np.ones(n), 2.0])
     tracemalloc.start()

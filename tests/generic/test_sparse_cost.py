@@ -130,11 +130,18 @@ def test_auto_picks_no_dense_method_that_would_not_fit(monkeypatch):
     need = entry.DENSE_COPIES["alm"] * 8 * N * N
     assert not fits_dense(form, "alm", available=need - 1) and fits_dense(form, "alm", available=need)
     monkeypatch.setattr(cvxclust._memory, "available_bytes", lambda: need - 1)
-    with pytest.raises(ValueError, match="method='alm' on a problem of order 40"):
-        choose_method(form)
+    assert choose_method(form) == ("lowrank", "alm would not fit in memory at order 40: lowrank")
     monkeypatch.setattr(cvxclust._memory, "available_bytes", lambda: 1000)
+    assert choose_method(form) == ("lowrank", "no dense method fits in memory at order 40: lowrank")
+    # a problem outside the low-rank method's class (a Frobenius term) is refused, naming the need
+    nearest = standard_form(pc.nearest_correlation(np.eye(N)))
     with pytest.raises(ValueError, match="every dense method on a problem of order 40 .*method='lowrank'"):
-        choose_method(form)
+        choose_method(nearest)
+    X = cp.Variable((N, N), symmetric=True)
+    boxed = standard_form(cp.Problem(cp.Minimize(cp.sum_squares(X - np.eye(N))), [X >> 0, X >= 0, cp.diag(X) <= 0.1]))
+    monkeypatch.setattr(cvxclust._memory, "available_bytes", lambda: entry.DENSE_COPIES["generic"] * 8 * N * N - 1)
+    with pytest.raises(ValueError, match="method='generic' on a problem of order 40"):
+        choose_method(boxed)
 
 
 @pytest.mark.parametrize("solver", [None, "SCS"])
@@ -154,8 +161,9 @@ def _factor_result(n=4):
 
 def test_a_result_without_x_validates_and_displays():
     result = _factor_result()
-    assert "X=not formed" in repr(result) and "not formed" in result._repr_html_()
-    assert "not formed" in result._repr_markdown_()
+    assert "X=None (the factor: extras['factor'])" in repr(result)
+    assert "None (the factor: extras[&#x27;factor&#x27;])" in result._repr_html_()
+    assert "None (the factor: extras['factor'])" in result._repr_markdown_()
 
 
 def test_problem_solve_without_x_leaves_the_value_none_and_points_at_the_factor(monkeypatch):
