@@ -239,11 +239,18 @@ class CvxpyRelaxation(Relaxation):
         """The size of the objective's terms at the centre ``a 11^T + b I`` of the feasible set,
         ``c ||X||^2 + ||C|| ||X|| + |constant|``, 0 if there is none.  It bounds the objective
         there, and unlike the objective it does not vanish by cancellation (a graph Laplacian's
-        objective is 0 at ``11^T``), which would leave a zero optimum without a floor."""
+        objective is 0 at ``11^T``), which would leave a zero optimum without a floor.  Where no
+        ``n x n`` array fits (the low-rank method's problems), ``||C|| tau + |constant|`` with
+        ``tau`` the fixed trace, which bounds the same terms at every feasible point."""
         if self._objective_scale is None:
             from .splitting import outline
 
             form = self.standard_form()
+            if not fits_dense(form, min(DENSE_COPIES, key=DENSE_COPIES.get)) and not lowrank_reason(form):
+                # no n x n centre: at every feasible X, ||X||_F <= tr X <= tau bounds the terms instead
+                tau = lowrank_form(form).tau
+                self._objective_scale = form.cost.frobenius_norm() * tau + abs(form.constant)
+                return self._objective_scale
             dual = equality_form(form)[0]
             # equalities alone: the centre in closed form; otherwise the linear programs' centre (a
             # magnitude: not projected onto the spectral set, which would take eigendecompositions)

@@ -185,3 +185,12 @@ def test_problem_solve_with_x_gives_no_factor_warning():
         warnings.simplefilter("error", UserWarning)
         problem.solve(method="cvxclust")
     assert X.value.shape == (4, 4)
+
+
+def test_objective_scale_forms_no_centre_where_no_dense_array_fits(monkeypatch):
+    """The scale of a problem too large for a dense centre is read from the fixed trace (the
+    centre ``a 11^T + b I`` was written as an n x n array: 74.5 GiB at n = 10^5)."""
+    relaxation = CvxpyRelaxation(pc.max_cut(pc.random_graph(N, 6, random_state=0)))
+    form = relaxation.standard_form()
+    monkeypatch.setattr(cvxclust._memory, "available_bytes", lambda: 1000)
+    assert relaxation.objective_scale() == pytest.approx(form.cost.frobenius_norm() * N)
