@@ -28,8 +28,8 @@ from .solver import GenericSolver
 from .splitting import bounds_the_trace
 from .standard_form import standard_form
 
-__all__ = ["CvxpyRelaxation", "DENSE_COPIES", "LOWRANK_MIN_N", "check_dense_memory", "choose_method", "fits_dense",
-           "solve"]
+__all__ = ["CvxpyRelaxation", "DENSE_COPIES", "LOWRANK_MIN_N", "LOWRANK_NONNEGATIVE_MIN_N", "check_dense_memory",
+           "choose_method", "fits_dense", "solve"]
 
 #: The peak memory of each dense method, in dense ``n x n`` arrays of floats (``8 n^2`` bytes each).
 #: Measured as (the peak resident memory after the solve, ``ru_maxrss``) minus (that once the cvxpy
@@ -76,7 +76,8 @@ def choose_method(form) -> tuple[str, str]:
       the entries (max-cut, min-bisection): ``"alm"``, the augmented Lagrangian method with
       semismooth Newton subproblems (:mod:`cvxclust.generic.alm`), which needs a few dozen
       eigendecompositions where the ADMM needs hundreds;
-    * of order ``n >= LOWRANK_MIN_N``, a linear objective under ``X >> 0`` with equality rows, a
+    * of order ``n >= LOWRANK_MIN_N`` (``LOWRANK_NONNEGATIVE_MIN_N`` with ``X >= 0``), a linear
+      objective under ``X >> 0`` with equality rows, a
       fixed diagonal or a trace row, and no entrywise bound but ``X >= 0`` where the diagonal is
       not fixed (max-cut, min-bisection, the k-means SDP of Peng and Wei;
       :mod:`cvxclust.generic.lowrank`):
@@ -130,18 +131,23 @@ def _dense_choice(form) -> tuple[str, str]:
 
 #: the order from which ``"auto"`` picks ``"lowrank"`` where it takes the problem
 LOWRANK_MIN_N = 1000
+#: the same where ``X >= 0`` is held by a nonnegative factor (the k-means SDP): below it the
+#: ADMM needs fewer eigendecompositions' time (``benchmarks/results/lowrank.md``)
+LOWRANK_NONNEGATIVE_MIN_N = 2000
 
 
 def _lowrank_reason(form) -> str | None:
     """Why ``"lowrank"`` is picked for ``form`` (:func:`choose_method`), or None where it is not:
-    not below :data:`LOWRANK_MIN_N`, nor where ``X >= 0`` stands with a fixed diagonal
-    (correlation clustering), whose multiplier the factor does not give well enough to certify."""
+    not below :data:`LOWRANK_MIN_N` (:data:`LOWRANK_NONNEGATIVE_MIN_N` with ``X >= 0``), nor where
+    ``X >= 0`` stands with a fixed diagonal (correlation clustering), whose multiplier the factor
+    does not give well enough to certify."""
     if form.n < LOWRANK_MIN_N or lowrank_reason(form):
         return None
     kind = lowrank_form(form)
-    if kind.nonnegative and kind.diagonal is not None:
+    if kind.nonnegative and (kind.diagonal is not None or form.n < LOWRANK_NONNEGATIVE_MIN_N):
         return None
-    return (f"n = {form.n} >= {LOWRANK_MIN_N}, a linear objective, X >> 0, equality rows and a fixed trace, no "
+    least = LOWRANK_NONNEGATIVE_MIN_N if kind.nonnegative else LOWRANK_MIN_N
+    return (f"n = {form.n} >= {least}, a linear objective, X >> 0, equality rows and a fixed trace, no "
             "bound but X >= 0 without a fixed diagonal: lowrank")
 
 

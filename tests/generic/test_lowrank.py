@@ -192,6 +192,8 @@ def test_auto_picks_lowrank_from_its_order(monkeypatch):
     forms = {name: CvxpyRelaxation(p).standard_form() for name, p in problems.items()}
     assert all(entry.choose_method(f)[0] != "lowrank" for f in forms.values())  # below LOWRANK_MIN_N
     monkeypatch.setattr(entry, "LOWRANK_MIN_N", 20)
+    assert entry.choose_method(forms["kmeans_sdp"])[0] != "lowrank"  # below LOWRANK_NONNEGATIVE_MIN_N
+    monkeypatch.setattr(entry, "LOWRANK_NONNEGATIVE_MIN_N", 20)
     for name in ("max_cut", "kmeans_sdp"):
         method, reason = entry.choose_method(forms[name])
         assert method == "lowrank" and reason.endswith(": lowrank"), reason
