@@ -183,7 +183,8 @@ def targets(rows: list[dict], method: str, dense: dict, tol: float, dense_max_n:
         pairs = [(r, _row(rows, name, r["n"], dense.get(name))) for r in rows
                  if r["class"] == name and r["method"] == method and r["n"] <= dense_max_n]
         pairs = [(r, d) for r, d in pairs if d is not None]
-        target = f"{name}: {method} agrees with {dense.get(name)} at n <= {dense_max_n} (rel. diff <= 2 tol)"
+        target = f"{name}: {method} agrees with {dense.get(name) or 'the dense method'} at n <= {dense_max_n} " \
+                 "(rel. diff <= 2 tol)"
         if not pairs:
             table.append([target, "no size run by both", "–"])
             continue
