@@ -22,8 +22,9 @@ import numpy as np
 
 from ._memory import MemoryNeed, format_bytes
 
-__all__ = ["Arrays", "add_to_diagonal", "check_arrays", "check_device_memory", "device_free_bytes", "device_namespace", "diagonal",
-           "eigh", "is_numpy", "library", "namespace_of", "to_namespace", "to_numpy", "unit_roundoff"]
+__all__ = ["Arrays", "add_to_diagonal", "check_arrays", "check_device_memory", "check_square", "device_free_bytes",
+           "device_namespace", "diagonal", "eigh", "is_foreign", "is_numpy", "library", "namespace_of",
+           "to_namespace", "to_numpy", "unit_roundoff"]
 
 _REFUSED_DTYPES = ("float16", "bfloat16")
 
@@ -260,3 +261,35 @@ def check_device_memory(nbytes: float, what: str, arrays: Arrays, instead: str) 
     if free is not None and nbytes > free:
         raise MemoryNeed(f"{what} needs {format_bytes(nbytes)} on {arrays.device} and {format_bytes(free)} is free "
                          f"there: {instead}")
+
+
+def is_foreign(x) -> bool:
+    """Whether ``x`` is an array of an array API library other than NumPy (PyTorch, CuPy,
+    array-api-strict, ...): such arrays are checked and used in their own namespace."""
+    if isinstance(x, (np.ndarray, np.generic, list, tuple, float, int)) or x is None:
+        return False
+    compat = _compat()
+    return compat.is_array_api_obj(x) and not compat.is_numpy_array(x)
+
+
+def check_square(K, name: str = "K", *, symmetric: bool = True, nonnegative: bool = False, min_size: int = 1,
+                 rtol: float = 1e-10):
+    """The checks of :func:`cvxclust._checks.check_square_matrix` for an array of another array
+    API library, in its namespace and on its device (:func:`check_arrays` refuses its dtype
+    unless float32 or float64); symmetric inputs are symmetrised exactly, never in place."""
+    arrays = check_arrays(**{name: K})
+    xp = arrays.xp
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {tuple(K.shape)}")
+    if K.shape[0] < min_size:
+        raise ValueError(f"{name} must be at least {min_size} x {min_size}, got {tuple(K.shape)}")
+    if not bool(xp.all(xp.isfinite(K))):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    if symmetric:
+        scale = max(float(xp.max(xp.abs(K))), 1e-300)
+        if float(xp.max(xp.abs(K - K.T))) > rtol * scale:
+            raise ValueError(f"{name} must be symmetric")
+        K = (K + K.T) / 2
+    if nonnegative and float(xp.min(K)) < 0:
+        raise ValueError(f"{name} must have nonnegative entries (min {float(xp.min(K)):.3g})")
+    return K

@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.utils import check_random_state as _sklearn_random_state
 from sklearn.utils.validation import validate_data
 
+from ._array_api import check_square, is_foreign
 from .parameters import Interval, Options, check_parameter
 
 
@@ -80,7 +81,11 @@ def check_square_matrix(
     rtol: float = 1e-10,
 ) -> np.ndarray:
     """Return ``K`` as a float array after checking it is square, finite and (optionally)
-    symmetric and entrywise nonnegative; symmetric inputs are symmetrised exactly."""
+    symmetric and entrywise nonnegative; symmetric inputs are symmetrised exactly.  An array of
+    another array API library (PyTorch, CuPy, ...) is checked and returned in its own namespace
+    and on its device (:func:`cvxclust._array_api.check_square`)."""
+    if is_foreign(K):
+        return check_square(K, name, symmetric=symmetric, nonnegative=nonnegative, min_size=min_size, rtol=rtol)
     K = as_float_array(K, name, "matrix")
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {K.shape}")
