@@ -12,6 +12,7 @@ import numpy as np
 import scipy.linalg as sla
 from threadpoolctl import ThreadpoolController
 
+from ._array_api import is_foreign, namespace_of
 from ._checks import as_float_array, check_bool, check_int_range, check_square_matrix
 from .parameters import Interval, check_parameter
 
@@ -180,6 +181,8 @@ class PSDProjector:
         self.partial_calls = 0
 
     def __call__(self, A: np.ndarray) -> np.ndarray:
+        if is_foreign(A):
+            return self._project_foreign(A)
         n, n_pos = self.n, self.n_positive
         # O(n^2) checks, cheap beside an eigendecomposition; A is not symmetrised (same iterates)
         A = as_float_array(A, "A", "matrix")
@@ -217,6 +220,26 @@ class PSDProjector:
             Vp = V[:, keep] * np.sqrt(w[keep])
             return Vp @ Vp.T
         Vn = V[:, ~keep] * np.sqrt(-w[~keep])
+        return A + Vn @ Vn.T
+
+    def _project_foreign(self, A):
+        """The projection of an array of another array API library, on its device: one full
+        eigendecomposition there (LAPACK by index, the partial path, is NumPy's), then the
+        smaller side of the spectrum.  The caller's checks hold (square, finite, symmetric)."""
+        n = self.n
+        if tuple(A.shape) != (n, n):
+            raise ValueError(f"A must be {n} x {n} for this PSDProjector(n={n}), got shape {tuple(A.shape)}")
+        xp = namespace_of(A)
+        self.full_calls += 1
+        w, V = xp.linalg.eigh(A)
+        keep = w > 0
+        self.n_positive = int(xp.sum(xp.astype(keep, xp.int64)))
+        if self.n_positive <= n // 2:
+            scale = xp.where(keep, xp.sqrt(xp.where(keep, w, 0.0)), 0.0)
+            Vp = V * scale[None, :]
+            return Vp @ Vp.T
+        scale = xp.where(keep, 0.0, xp.sqrt(xp.where(keep, 0.0, -w)))
+        Vn = V * scale[None, :]
         return A + Vn @ Vn.T
 
 
