@@ -168,6 +168,8 @@ def device_namespace(device, dtype=None) -> Arrays:
         raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<index>' or a torch.device, got {device!r}") from None
     if where.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r}: PyTorch sees no CUDA device here")
+    if where.type == "cuda" and where.index is None:  # the index a tensor made there reports
+        where = torch.device("cuda", torch.cuda.current_device())
     return Arrays(_compat().array_namespace(torch.zeros(0)), where, getattr(torch, dtype_name))
 
 
