@@ -51,7 +51,10 @@ if str(REPOSITORY) not in sys.path:
 
 #: The packages whose versions every results file records (import name, distribution name).
 PACKAGES = (("cvxclust", "cvxclust"), ("numpy", "numpy"), ("scipy", "scipy"), ("cvxpy", "cvxpy"),
-            ("scs", "scs"), ("clarabel", "clarabel"), ("sklearn", "scikit-learn"))
+            ("scs", "scs"), ("clarabel", "clarabel"), ("sklearn", "scikit-learn"),
+            ("array_api_compat", "array-api-compat"), ("torch", "torch"))
+#: Packages whose version is read from their metadata unless loaded: importing them costs seconds.
+HEAVY = ("torch",)
 #: Environment variables that fix the thread count of the BLAS and OpenMP pools of a worker.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -77,10 +80,11 @@ def command_line(script: str | os.PathLike, argv: list[str] | None = None) -> st
 
 
 def _version(module: str, distribution: str) -> str | None:
-    try:
-        return getattr(importlib.import_module(module), "__version__")
-    except (ImportError, AttributeError):
-        pass
+    if module in sys.modules or importlib.util.find_spec(module) is None or module not in HEAVY:
+        try:
+            return getattr(importlib.import_module(module), "__version__")
+        except (ImportError, AttributeError):
+            pass
     try:
         from importlib.metadata import PackageNotFoundError, version
 
@@ -121,8 +125,9 @@ def _package_origin() -> str:
 
 def _revision() -> str | None:
     head = _git("rev-parse", "--short=12", "HEAD")
-    if head is None:
-        return None
+    if head is None:  # a copy of the tree without its git folder: the revision it was copied at, if given
+        given = os.environ.get("BENCHMARK_REVISION")
+        return f"{given} (copied tree)" if given else None
     # changes to the package or the scripts (not to the results) make the revision approximate
     changed = _git("status", "--porcelain", "--", "cvxclust", "benchmarks/*.py")
     return head + (" with local changes" if changed else "")

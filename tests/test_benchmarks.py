@@ -80,7 +80,8 @@ def test_eigh_seconds():
 def test_environment_record(tmp_path):
     env = harness.environment(BENCHMARKS / "bench_ssc.py", ["--out", str(tmp_path / "x"), "--sizes", "30"], 1)
     assert env["command"] == "python benchmarks/bench_ssc.py --out x --sizes 30"
-    assert set(env["packages"]) == {"cvxclust", "numpy", "scipy", "cvxpy", "scs", "clarabel", "sklearn"}
+    assert set(env["packages"]) == {"cvxclust", "numpy", "scipy", "cvxpy", "scs", "clarabel", "sklearn",
+                                    "array_api_compat", "torch"}
     assert env["packages"]["numpy"] and env["python"] and env["cpu"] and env["worker_blas_threads"] == 1
     assert env["cvxclust_origin"] == "this checkout"
     assert env["blas"] and all("/" not in pool["file"] for pool in env["blas"])
