@@ -305,9 +305,12 @@ def _indexed(affine: Affine, key, shape, n: int) -> Affine:
     if not all(isinstance(k, slice) for k in key):
         raise Unrecognised
     before = affine.shape
+    # cvxpy's keys are literal ranges: slice(5, -1, -1) runs 5, 4, ..., 0 (NumPy would wrap -1)
+    ranges = np.ix_(*(np.arange(*k.indices(size)) if k.start is None or k.stop is None
+                      else np.arange(k.start, k.stop, k.step or 1) for k, size in zip(key, before)))
 
     def pick(a):
-        return np.broadcast_to(a, before)[key].reshape(shape)
+        return np.broadcast_to(a, before)[ranges].reshape(shape)
 
     terms = []
     for term in affine.terms:
