@@ -111,6 +111,8 @@ def check_arrays(**named) -> Arrays:
             raise TypeError(f"{name} has dtype {_dtype_name(dtype)}: the solvers need float32 or float64 "
                             "(an eigendecomposition in half precision certifies nothing)")
         if not xp.isdtype(dtype, "real floating"):
+            if numpy and not xp.isdtype(dtype, ("integral", "bool")):
+                raise TypeError(f"{name} has dtype {_dtype_name(dtype)}: the solvers need real numbers")
             if not numpy:
                 raise TypeError(f"{name} has dtype {_dtype_name(dtype)}: arrays of {library(xp)} must be float32 or "
                                 "float64 (cast it before the call: a cast here would copy it on its device)")
@@ -150,7 +152,10 @@ def device_namespace(device, dtype=None) -> Arrays:
         Naming ``device`` where PyTorch is not installed or does not know the device, or where
         the device is not available.
     """
-    dtype_name = "float64" if dtype is None else _dtype_name(getattr(dtype, "name", dtype))
+    try:  # NumPy's names, types and dtypes ("float32", np.float32, np.dtype("float32")), then the others'
+        dtype_name = "float64" if dtype is None else np.dtype(dtype).name
+    except TypeError:
+        dtype_name = _dtype_name(getattr(dtype, "name", dtype))
     if dtype_name not in ("float32", "float64"):
         raise TypeError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
     if device is None or (isinstance(device, str) and device == "cpu" and dtype_name == "float64"):

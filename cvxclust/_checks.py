@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.utils import check_random_state as _sklearn_random_state
 from sklearn.utils.validation import validate_data
 
-from ._array_api import check_square, is_foreign
+from ._array_api import check_square, is_foreign, namespace_of, to_numpy, unit_roundoff
 from .parameters import Interval, Options, check_parameter
 
 
@@ -185,6 +185,11 @@ def rounding_rtol(M, rtol: float = 1e-10) -> float:
     matrix rounded to float32 is of that order relative to its norm, so such a kernel is not
     refused for its precision."""
     dtype = getattr(M, "dtype", None)
+    if is_foreign(M):
+        xp = namespace_of(M)
+        if M.ndim == 0 or not xp.isdtype(dtype, "real floating"):
+            return rtol
+        return max(rtol, float(np.sqrt(max(M.shape[0], 1))) * unit_roundoff(xp, dtype))
     if dtype is None or not np.issubdtype(dtype, np.floating) or np.ndim(M) == 0:
         return rtol
     return max(rtol, float(np.sqrt(max(np.shape(M)[0], 1))) * float(np.finfo(dtype).eps))
@@ -199,7 +204,7 @@ def check_psd_eigenvalues(w: np.ndarray, name: str, rtol: float) -> None:
 def check_kernel(K, name: str = "K", *, psd: bool = False, min_size: int = 1, rtol: float = 1e-10) -> np.ndarray:
     """:func:`check_square_matrix` (symmetric, finite) and, with ``psd``, positive
     semidefinite, both to ``rtol`` raised to the precision of K's dtype (:func:`rounding_rtol`).
-    Returns a new float64 array."""
+    Returns a new float64 array (an array of another array API library: a new one of its own)."""
     if not hasattr(K, "dtype"):
         try:
             K = np.asarray(K)
@@ -208,7 +213,8 @@ def check_kernel(K, name: str = "K", *, psd: bool = False, min_size: int = 1, rt
     rtol = rounding_rtol(K, rtol)
     K = check_square_matrix(K, name, min_size=min_size, rtol=rtol)
     if psd:
-        check_psd_eigenvalues(np.linalg.eigvalsh(K), name, rtol)
+        w = namespace_of(K).linalg.eigvalsh(K) if is_foreign(K) else np.linalg.eigvalsh(K)
+        check_psd_eigenvalues(to_numpy(w), name, rtol)
     return K
 
 
