@@ -62,8 +62,10 @@ the certificate's eigenvalues) runs on that device; only a few numbers an iterat
 host, and Q comes back on the device.  The affine constraints are then applied by dense 0/1
 matrices (:class:`~cvxclust.hsic._operator.DeviceAffineOperator`) instead of NumPy's index
 updates.  NumPy keeps its own fast paths: in-place updates, LAPACK by index for the partial
-p.s.d. projections and for the bound's largest eigenvalue.  The bound's rounding allowance is
-scaled to the unit roundoff of K's dtype: it holds for float64 and float32, and is looser in float32.
+p.s.d. projections and for the bound's largest eigenvalue.  The bound's rounding allowance
+(:func:`~cvxclust.hsic._sdp.certified_lambda_max`) is scaled to the unit roundoff of K's dtype: it
+holds for float64, where it is negligible, and is looser in float32 (about ``n 1e-7`` relative),
+which is an option, not the default.
 """
 
 from __future__ import annotations
@@ -166,8 +168,8 @@ class ADMM(IterativeSolver):
     Returns
     -------
     Result
-        ``X`` the mc x mc matrix Q, in K's namespace and on its device; the history rows hold ``primal_residual``,
-        ``dual_residual`` and ``rho``.  ``extras``: ``rho`` (the final penalty), ``scale``
+        ``X`` the mc x mc matrix Q, in K's namespace and on its device; the history rows hold
+        ``primal_residual``, ``dual_residual`` and ``rho``.  ``extras``: ``rho`` (the final penalty), ``scale``
         (the scale ``s`` of C) and ``psd_blocks`` (the orders of the blocks the p.s.d.
         projection splits into, each as often as it repeats; ``[m c]`` without symmetry).
     """
