@@ -19,7 +19,8 @@ def check_sdp_inputs(K, A, known=None) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
     K may be an array of another array API library (PyTorch, CuPy, ...): it is checked there and
     returned on its device (:func:`cvxclust._array_api.check_square`); A, a c x c structure, may
-    be a NumPy array or an array of K's library and device, and is returned as a NumPy array."""
+    be a NumPy array or an array of K's library and device, and is returned as a NumPy array, as
+    are the labels ``known``."""
     if is_foreign(K) or is_foreign(A):
         arrays = check_arrays(K=K, A=A if is_foreign(A) else None)
         if not arrays.numpy:
@@ -35,7 +36,7 @@ def check_sdp_inputs(K, A, known=None) -> tuple[np.ndarray, np.ndarray, np.ndarr
                          f"cluster per point of K), got {A.shape}")
     if known is None:
         return K, A, None
-    known = check_labels(known, m, c, name="known", allow_unknown=True)
+    known = check_labels(to_numpy(known) if is_foreign(known) else known, m, c, name="known", allow_unknown=True)
     # a cluster with no known point must be reachable by a distinct unknown point
     missing = c - np.unique(known[known >= 0]).size
     if missing > np.count_nonzero(known < 0):

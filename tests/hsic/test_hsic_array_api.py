@@ -43,7 +43,8 @@ def test_admm_on_a_foreign_kernel_is_the_numpy_solve(library, m, c, known, numpy
     K, A = instance(m, c)
     K_lib = as_library(K, library)
     before = to_numpy(K_lib).copy()
-    result = CLUHSICSDP(K_lib, A, known=known).solve("admm")
+    labels = None if known is None else as_library(known, library, "int64")  # small, taken to the host
+    result = CLUHSICSDP(K_lib, A, known=labels).solve("admm")
     reference = numpy_results[m]
     assert result.status == reference.status == "optimal"
     # the same iteration up to rounding: the same iterations, objective, bound and point
