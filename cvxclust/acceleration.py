@@ -25,6 +25,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ._array_api import Arrays, to_numpy
 from .parameters import Interval, check_parameter
 
 __all__ = ["AndersonAccelerator"]
@@ -45,6 +46,10 @@ class AndersonAccelerator:
         Largest accepted growth factor of the residual ``||T(s) - s||`` at an extrapolated state.
     size : int
         Length of the flat state.
+    arrays : Arrays, optional
+        The namespace, device and dtype of the states (:func:`cvxclust._array_api.check_arrays`)
+        where they are not NumPy's: the differences are kept there, and only the small
+        least-squares system of ``gamma`` comes to the host (a few numbers a step).
 
     Examples
     --------
@@ -57,15 +62,22 @@ class AndersonAccelerator:
     True
     """
 
-    def __init__(self, memory: int, safeguard: float, size: int):
+    def __init__(self, memory: int, safeguard: float, size: int, arrays: Arrays | None = None):
         owner = type(self).__name__
         self.memory = check_parameter("memory", memory, [Interval(Integral, 0, None, closed="left")], owner)
         self.safeguard = check_parameter("safeguard", safeguard, [Interval(Real, 0, None, closed="neither")],
                                             owner)
         size = check_parameter("size", size, [Interval(Integral, 1, None, closed="left")], owner)
+        # the differences live where the states do; the small least-squares system on the host
+        self.arrays = None if arrays is None or arrays.numpy else arrays
         if self.memory:
-            self.dT = np.empty((self.memory, size))  # differences of T(s) = dS + dG
-            self.dG = np.empty((self.memory, size))
+            if self.arrays is None:
+                self.dT = np.empty((self.memory, size))  # differences of T(s) = dS + dG
+                self.dG = np.empty((self.memory, size))
+            else:
+                xp = self.arrays.xp
+                self.dT, self.dG = (xp.zeros((self.memory, size), dtype=self.arrays.dtype, device=self.arrays.device)
+                                    for _ in range(2))
             self.gram = np.empty((self.memory, self.memory))
             self.products = np.empty(self.memory)  # dG @ g of the last call, slot by slot
         self.reset()
@@ -82,25 +94,33 @@ class AndersonAccelerator:
         """The next state from the flat state ``s`` and its image ``t = T(s)`` (neither is modified)."""
         if self.memory == 0:
             return t
+        device = self.arrays
         g = t - s
-        norm = float(np.linalg.norm(g))
+        norm = float(np.linalg.norm(g) if device is None else device.xp.linalg.vector_norm(g))
         if self.fallback is not None and norm > self.safeguard * self.last_norm:
             fallback = self.fallback
             self.reset()
             return fallback
         if self.last is not None:
             k, q = self.slot, min(self.count + 1, self.memory)
-            np.subtract(g, self.last[1], out=self.dG[k])
             # dT = dS + dG from the previous state, which the caller has replaced rather than
             # changed (t, which may become the next state, is not kept)
-            np.subtract(s, self.last[0], out=self.dT[k])
-            self.dT[k] += self.dG[k]
-            row = self.dG[:q] @ self.dG[k]
+            if device is None:
+                np.subtract(g, self.last[1], out=self.dG[k])
+                np.subtract(s, self.last[0], out=self.dT[k])
+                self.dT[k] += self.dG[k]
+                row, product = self.dG[:q] @ self.dG[k], self.dG[k] @ g
+            else:  # one transfer of q + 1 numbers to the host
+                self.dG[k, ...] = g - self.last[1]
+                self.dT[k, ...] = (s - self.last[0]) + self.dG[k, ...]
+                figures = to_numpy(device.xp.concat([self.dG[:q, ...] @ self.dG[k, ...],
+                                                     device.xp.reshape(self.dG[k, ...] @ g, (1,))]))
+                row, product = figures[:q], figures[q]
             self.gram[k, :q] = row
             self.gram[:q, k] = row
             # dG_j @ g = dG_j @ g_prev + dG_j @ dG_k for the slots kept, since g = g_prev + dG_k
             self.products[:q] += row
-            self.products[k] = self.dG[k] @ g
+            self.products[k] = product
             self.count, self.slot = q, (k + 1) % self.memory
         self.last, self.last_norm = (s, g), norm
         if self.count == 0:
@@ -112,4 +132,6 @@ class AndersonAccelerator:
         gram[np.diag_indices(q)] += 1e-10 * np.trace(gram) + 1e-300
         gamma = np.linalg.solve(gram, self.products[:q])
         self.fallback = t
+        if device is not None:
+            return t - device.asarray(gamma) @ self.dT[:q, ...]
         return t - gamma @ self.dT[:q]

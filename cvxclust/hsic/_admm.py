@@ -54,6 +54,18 @@ The candidate is X (affine constraints and known rows exact, symmetric), embedde
 mc x mc Q.  The loop, the stop test (certified relative gap below ``tol`` and worst residual of
 :meth:`~cvxclust.hsic.CLUHSICSDP.residuals` below ``residual_tol``), the certification at a
 limit and the Result are those of :class:`cvxclust.solvers.IterativeSolver`.
+
+The iteration is written against the Python array API standard: given K as an array of
+PyTorch, CuPy or another library of the standard (on a GPU, say), the relaxation keeps it there
+and every step (the projections, their eigendecompositions, the products, the extrapolation and
+the certificate's eigenvalues) runs on that device; only a few numbers an iteration come to the
+host, and Q comes back on the device.  The affine constraints are then applied by dense 0/1
+matrices (:class:`~cvxclust.hsic._operator.DeviceAffineOperator`) instead of NumPy's index
+updates.  NumPy keeps its own fast paths: in-place updates, LAPACK by index for the partial
+p.s.d. projections and for the bound's largest eigenvalue.  The bound's rounding allowance
+(:func:`~cvxclust.hsic._sdp.certified_lambda_max`) is scaled to the unit roundoff of K's dtype: it
+holds for float64, where it is negligible, and is looser in float32 (about ``n 1e-7`` relative),
+which is an option, not the default.
 """
 
 from __future__ import annotations
@@ -65,13 +77,14 @@ from typing import Callable
 import numpy as np
 import scipy.linalg as sla
 
+from .._array_api import check_device_memory, is_numpy, to_numpy
 from ..acceleration import AndersonAccelerator
 from ..linalg import PSDProjector
 from ..parameters import Interval
 from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
-from ._operator import AffineOperator
+from ._operator import AffineOperator, DeviceAffineOperator
 from ._sdp import CLUHSICSDP
 from ._symmetry import ClusterSymmetry, SymmetricPSDProjector
 
@@ -85,8 +98,8 @@ GAP_MARGIN = 0.25
 class ADMMState(SolverState):
     """The state of :class:`ADMM` (module docstring)."""
 
-    #: the affine constraints on the free indices, their order, C scaled by ``scale``
-    op: AffineOperator
+    #: the affine constraints on the free indices (on K's device), their order, C scaled by ``scale``
+    op: AffineOperator | DeviceAffineOperator
     n: int
     Cs: np.ndarray
     scale: float
@@ -155,8 +168,8 @@ class ADMM(IterativeSolver):
     Returns
     -------
     Result
-        ``X`` the mc x mc matrix Q; the history rows hold ``primal_residual``,
-        ``dual_residual`` and ``rho``.  ``extras``: ``rho`` (the final penalty), ``scale``
+        ``X`` the mc x mc matrix Q, in K's namespace and on its device; the history rows hold
+        ``primal_residual``, ``dual_residual`` and ``rho``.  ``extras``: ``rho`` (the final penalty), ``scale``
         (the scale ``s`` of C) and ``psd_blocks`` (the orders of the blocks the p.s.d.
         projection splits into, each as often as it repeats; ``[m c]`` without symmetry).
     """
@@ -182,11 +195,21 @@ class ADMM(IterativeSolver):
 
     def init_state(self):
         relaxation = self.relaxation
+        arrays = relaxation.arrays
+        xp = arrays.xp
         op = AffineOperator(relaxation.m, relaxation.c, relaxation.free, zero_cross=True)
         n = op.n
+        if not arrays.numpy:
+            # the state, its image and the extrapolation's 2 anderson differences (2 n^2 numbers
+            # each), a dozen n x n iterates and masks, and the eigendecomposition's workspace
+            words = (4 + 4 * self.anderson + 16) * n * n
+            check_device_memory(words * np.dtype(str(arrays.dtype).rsplit(".", 1)[-1]).itemsize,
+                                f"the CLUHSIC SDP ADMM of order {n} (anderson={self.anderson})", arrays,
+                                "lower anderson, pass K in float32, or solve a smaller instance")
+            op = DeviceAffineOperator(op, arrays)
         C = relaxation.cost_matrix(op.index)
-        scale = max(np.linalg.norm(C) / relaxation.c, 1e-300)
-        X = op.project(np.zeros((n, n)))
+        scale = max(float(np.linalg.norm(C) if arrays.numpy else xp.linalg.vector_norm(C)) / relaxation.c, 1e-300)
+        X = op.project(xp.zeros((n, n), dtype=arrays.dtype, device=arrays.device))
         # the start is invariant under the relabelings that keep A, and every step commutes with
         # them; known labels fix clusters, so they are left to the plain projection
         symmetry = (ClusterSymmetry.from_kernel(relaxation.A) if self.symmetry and n == relaxation.m * relaxation.c
@@ -195,24 +218,24 @@ class ADMM(IterativeSolver):
             # below PSDProjector's size threshold this is a full eigh, as fast as a partial one
             project_psd, blocks = PSDProjector(n, partial=self.partial_eig), [n]
         else:
-            project_psd = SymmetricPSDProjector(symmetry, relaxation.m, partial=self.partial_eig)
+            project_psd = SymmetricPSDProjector(symmetry, relaxation.m, partial=self.partial_eig, arrays=arrays)
             blocks = symmetry.orders(relaxation.m)
         return ADMMState(
             op=op, n=n, Cs=C / scale, scale=scale, rho=self.rho,
             penalty=ResidualBalancing(self.rho, self.mu, self.adapt_every),
             project_psd=project_psd, psd_blocks=blocks,
-            accelerator=AndersonAccelerator(self.anderson, self.safeguard, 2 * n * n),
-            S=np.concatenate([X.ravel(), X.ravel()]), X=X,
+            accelerator=AndersonAccelerator(self.anderson, self.safeguard, 2 * n * n, arrays=arrays),
+            S=xp.concat([xp.reshape(X, (-1,)), xp.reshape(X, (-1,))]), X=X,
         )
 
     def _split(self, state):
         """``Y = Pi_psd(S_Y)``, ``U = S_Y - Y``, ``Z = max(S_Z, 0)``, ``V = min(S_Z, 0)``."""
-        n = state.n
-        S_Y, S_Z = state.S[: n * n].reshape(n, n), state.S[n * n:].reshape(n, n)
+        n, xp = state.n, self.relaxation.arrays.xp
+        S_Y, S_Z = xp.reshape(state.S[: n * n], (n, n)), xp.reshape(state.S[n * n:], (n, n))
         Y = state.project_psd(S_Y)
         U = S_Y - Y
-        Z = np.maximum(S_Z, 0.0)
-        V = np.minimum(S_Z, 0.0)  # exactly <= 0: -rho V is a valid Z in the bound
+        Z = xp.maximum(S_Z, 0.0)
+        V = xp.minimum(S_Z, 0.0)  # exactly <= 0: -rho V is a valid Z in the bound
         if state.rescale != 1.0:
             # rho changed: the scaled multipliers U = Lambda / rho follow (Y + U / f projects to Y)
             U /= state.rescale
@@ -247,7 +270,7 @@ class ADMM(IterativeSolver):
         if state.image is not None:
             self._advance(state, iteration)
         state.checked = False
-        n, rho, alpha = state.n, state.rho, self.alpha
+        rho, alpha = state.rho, self.alpha
         Y, U, Z, V = self._split(state)
         W = Y - U
         W += Z
@@ -255,6 +278,28 @@ class ADMM(IterativeSolver):
         W += state.Cs / rho
         W *= 0.5
         X = state.op.project(W)
+        if self.relaxation.arrays.numpy:
+            return self._numpy_step(state, X, Y, U, Z, V)
+        xp = self.relaxation.arrays.xp
+        X = (X + X.T) * 0.5  # exact symmetry: eigh and the residuals see the same matrix
+        T_Y = alpha * X + (1.0 - alpha) * Y + U
+        T_Z = alpha * X + (1.0 - alpha) * Z + V
+        image = xp.concat([xp.reshape(T_Y, (-1,)), xp.reshape(T_Z, (-1,))])  # T(S)
+        norm = xp.linalg.vector_norm
+        figures = [xp.sum((X - Y) ** 2) + xp.sum((X - Z) ** 2), norm(X), norm(Y), norm(Z), xp.sum(state.Cs * X)]
+        if state.Y_prev is not None:
+            figures += [norm((Y - state.Y_prev) + (Z - state.Z_prev)), norm(U + V)]
+        figures = [float(v) for v in to_numpy(xp.stack(figures))]  # one transfer to the host
+        r_primal = np.sqrt(figures[0]) / max(*figures[1:4], 1e-300)
+        r_dual = figures[5] / max(figures[6], 1e-300) if state.Y_prev is not None else np.nan
+        state.Y_prev, state.Z_prev = Y, Z
+        state.X, state.U, state.V, state.image = X, U, V, image
+        return {"objective": state.scale * figures[4], "primal_residual": float(r_primal),
+                "dual_residual": float(r_dual), "rho": rho}
+
+    def _numpy_step(self, state, X, Y, U, Z, V):
+        """The rest of :meth:`step` with NumPy's in-place updates."""
+        n, rho, alpha = state.n, state.rho, self.alpha
         X += X.T
         X *= 0.5  # exact symmetry: eigh and the residuals see the same matrix
         image = np.empty_like(state.S)  # T(S)
@@ -281,8 +326,9 @@ class ADMM(IterativeSolver):
             _, state.U, _, state.V = self._split(state)
         X, rho = state.X, state.rho
         fresh = state.scale * _certificate(relaxation, state.op, state.Cs, rho * state.U, rho * state.V)
-        objective = state.scale * float(np.sum(state.Cs * X))
-        worst = _worst_residual(X, state.op)
+        xp = relaxation.arrays.xp
+        objective = state.scale * float(xp.sum(state.Cs * X))
+        worst = _worst_residual(X, state.op, xp)
         # the figures the rho balancing of the next iteration weighs
         state.gap = relative_gap(objective, min(bound, fresh), self.gap_floor)
         state.worst = worst
@@ -293,32 +339,38 @@ class ADMM(IterativeSolver):
         return {"rho": state.rho, "scale": state.scale, "psd_blocks": state.psd_blocks}
 
 
-def _certificate(relaxation: CLUHSICSDP, op: AffineOperator, C, Lam_psd, Lam_nonneg) -> float:
+def _certificate(relaxation: CLUHSICSDP, op, C, Lam_psd, Lam_nonneg) -> float:
     """The better of two certified bounds :meth:`CLUHSICSDP.dual_value` from the unscaled
     multipliers ``rho U <= 0`` of X = Y and ``rho V <= 0`` of X = Z of the solver's system
     ``op`` (cross entries fixed at zero): ``y = argmin ||C - rho U - rho V - A*(y)||`` over
     op's rows (the O_ij rows of the full system get multiplier 0), the cross entries of the
     bound's matrix set to those of ``rho U``, and either ``Z = -rho V`` (the ADMM's own
     multiplier of Q >= 0) or ``Z = max(rho U - C + A*(y), 0)``, the smallest Z >= 0 bringing
-    ``C - A*(y) + Z`` entrywise up to ``rho U`` (a dual residual of one sign)."""
+    ``C - A*(y) + Z`` entrywise up to ``rho U`` (a dual residual of one sign).  Off NumPy,
+    :meth:`CLUHSICSDP.device_dual_value` computes them on the device."""
     y = op.least_squares(C - Lam_psd - Lam_nonneg)
+    R = op.plus_adjoint(Lam_psd - C, y)
+    if not relaxation.arrays.numpy:
+        xp = relaxation.arrays.xp
+        return min(relaxation.device_dual_value(op, y, Z, C, Lam_psd) for Z in (-Lam_nonneg, xp.maximum(R, 0.0)))
     y_full = np.zeros(op.keep.size)
     y_full[op.keep] = y
-    first = relaxation.dual_value(y_full, -Lam_nonneg, C=C, cross=Lam_psd)
-    R = Lam_psd - C
-    op.add_adjoint(R, y)
-    second = relaxation.dual_value(y_full, np.maximum(R, 0.0), C=C, cross=Lam_psd)
-    return min(first, second)
+    return min(relaxation.dual_value(y_full, Z, C=C, cross=Lam_psd) for Z in (-Lam_nonneg, np.maximum(R, 0.0)))
 
 
-def _worst_residual(X: np.ndarray, op: AffineOperator) -> float:
+def _worst_residual(X, op, xp) -> float:
     """The worst of :meth:`CLUHSICSDP.residuals` for the symmetric X on the free indices (the
     known rows are zero by construction and the embedding adds only zero eigenvalues)."""
-    affine = np.abs(op.apply(X) - op.b).max()
-    scale = max(np.abs(X).max(), 1e-300)
-    w = sla.eigh(X, eigvals_only=True, check_finite=False)
-    psd = max(0.0, -w[0]) / max(np.abs(w).max(), 1e-300)
-    return float(max(affine, max(0.0, -X.min()) / scale, psd))
+    if is_numpy(xp):
+        affine = np.abs(op.apply(X) - op.b).max()
+        scale = max(np.abs(X).max(), 1e-300)
+        w = sla.eigh(X, eigvals_only=True, check_finite=False)
+        psd = max(0.0, -w[0]) / max(np.abs(w).max(), 1e-300)
+        return float(max(affine, max(0.0, -X.min()) / scale, psd))
+    w = xp.linalg.eigvalsh(X)
+    figures = xp.stack([xp.max(xp.abs(op.apply(X) - op.b)), xp.max(xp.abs(X)), xp.min(X), w[0], xp.max(xp.abs(w))])
+    affine, top, low, w_min, w_top = (float(v) for v in to_numpy(figures))
+    return max(affine, max(0.0, -low) / max(top, 1e-300), max(0.0, -w_min) / max(w_top, 1e-300))
 
 
 admm = ADMM.as_function()

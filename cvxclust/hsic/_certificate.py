@@ -63,7 +63,7 @@ def certify_partition(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, known
     ValueError or TypeError
         Naming ``K``, ``A``, ``labels``, ``known`` or a solver option.
     """
-    K, A = check_kernels(K, A)
+    K, A = check_kernels(K, A, method="certify_partition")
     labels = check_labels(labels, K.shape[0], A.shape[0], name="labels")
     value = trace_objective(K, A, partition_matrix(labels, A.shape[0], normalized=True))
     options = {"tol": 1e-3, **solver_options}

@@ -148,7 +148,7 @@ def greedy(K, A, *, normalization="l2", init=None, known=None, max_iter: int = 1
     clustering", ICML 2007.
     """
     start = time.perf_counter()
-    K, A = check_kernels(K, A)
+    K, A = check_kernels(K, A, method="greedy")
     m, c = K.shape[0], A.shape[0]
     normalized = normalization_of("greedy", normalization, deprecated) == "l2"
     no_other_keywords("greedy", deprecated)

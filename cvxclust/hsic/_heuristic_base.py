@@ -10,6 +10,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.cluster import KMeans
 
+from .._array_api import is_foreign, library, namespace_of
 from .._checks import check_kernel, check_labels
 from .._trace import partition_matrix, trace_objective
 from ..parameters import Interval, check_parameters
@@ -17,12 +18,24 @@ from ..result import Result
 from ..solvers import IterativeSolver, Param
 from ..structures import check_output_kernel
 
-__all__ = ["HeuristicSolver", "check_kernels", "check_known", "kmeans_rows", "labels_result"]
+__all__ = ["HeuristicSolver", "check_kernels", "check_known", "kmeans_rows", "labels_result", "refuse_foreign"]
 
 
-def check_kernels(K, A, *, psd: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def refuse_foreign(method: str, **named) -> None:
+    """Raise a TypeError naming ``method`` and the argument where one of ``named`` is an array of
+    an array API library other than NumPy (a PyTorch tensor, ...): the method runs on NumPy only."""
+    for name, x in named.items():
+        if is_foreign(x):
+            raise TypeError(f"{method} runs on NumPy arrays only (SciPy and scikit-learn do its work) and {name} is "
+                            f"an array of {library(namespace_of(x))}: pass NumPy arrays; of the HSIC methods, the "
+                            "SDP (5.23)'s ADMM runs on any array API device (CLUHSICSDP(K, A).solve('admm'))")
+
+
+def check_kernels(K, A, *, psd: bool = False, method: str = "this method") -> tuple[np.ndarray, np.ndarray]:
     """K (symmetric, finite, ``m >= 2``; p.s.d. if ``psd``) and the output kernel A (c x c,
-    ``2 <= c <= m``; p.s.d. if ``psd``) as new float arrays, or a ValueError naming them."""
+    ``2 <= c <= m``; p.s.d. if ``psd``) as new float NumPy arrays, or a ValueError naming them
+    (a TypeError naming ``method`` for arrays of another array API library: :func:`refuse_foreign`)."""
+    refuse_foreign(method, K=K, A=A)
     K = check_kernel(K, "K", psd=psd, min_size=2)
     A = check_output_kernel(A, psd=psd)
     m, c = K.shape[0], A.shape[0]

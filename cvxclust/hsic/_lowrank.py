@@ -99,6 +99,7 @@ from ..parameters import Interval, Options, check_parameter
 from ..result import Result
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from ._factor import AugmentedLagrangian, check_factor, factor_residuals, restore_feasibility
+from ._heuristic_base import refuse_foreign
 from ._lowrank_start import initial_factor, initial_labels
 
 __all__ = ["LowRank", "lowrank"]
@@ -166,6 +167,7 @@ class LowRank(IterativeSolver):
 
     def __init__(self, K, A, *, known=None, init="spectral", Y0=None, **params):
         super().__init__(None, **params)
+        refuse_foreign("lowrank", K=K, A=A)  # L-BFGS-B is SciPy's
         self.K = check_kernel(K, "K", min_size=2)
         self.A = check_kernel(A, "A")
         m, c = self.K.shape[0], self.A.shape[0]

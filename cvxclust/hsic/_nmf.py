@@ -125,7 +125,7 @@ def nmf(K, A, *, normalization="l2", init=None, known=None, max_iter: int = 5000
         ``tr(K+ P A P^T)``).
     """
     start = time.perf_counter()
-    K, A = check_kernels(K, A)
+    K, A = check_kernels(K, A, method="nmf")
     m, c = K.shape[0], A.shape[0]
     if A.min() < 0:
         raise ValueError(f"A must have nonnegative entries for the multiplicative updates (min {A.min():.3g})")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["AffineOperator"]
+from .._array_api import add_to_diagonal
+
+__all__ = ["AffineOperator", "DeviceAffineOperator"]
 
 
 class AffineOperator:
@@ -133,5 +135,72 @@ class AffineOperator:
         return X
 
     def least_squares(self, M: np.ndarray) -> np.ndarray:
+        """``argmin_y ||M - A*(y)||_F = (A A*)^+ A(M)``."""
+        return self._gram_pinv @ self.apply(M)
+
+    def plus_adjoint(self, out: np.ndarray, y: np.ndarray, scale: float = 1.0) -> np.ndarray:
+        """``out + scale * A*(y)``, in place: :meth:`add_adjoint` returning ``out``."""
+        self.add_adjoint(out, y, scale)
+        return out
+
+
+class DeviceAffineOperator:
+    r"""The solver's system (an :class:`AffineOperator` with ``zero_cross=True``: the rows
+    ``O_ii`` and ``R_p``, the cross entries fixed at zero) on the namespace and device of
+    ``arrays`` (:class:`cvxclust._array_api.Arrays`), written against the array API standard.
+
+    Where :class:`AffineOperator` gathers and scatters by index (NumPy's fast path), this one
+    uses dense 0/1 matrices, which run on any device: with ``G`` (n x c, free index -> its
+    cluster) and ``E`` (n x m, free index -> its point),
+
+    * ``A(X) = (G^T diag(X), E^T ((X o S) 1))``, ``S = G G^T`` the same-cluster mask;
+    * ``A*(y) = Diag(G y_O) + S o (u 1^T + 1 u^T) / 2``, ``u = E y_R``;
+
+    and the cross entries are those of ``E E^T - S`` (same point, another cluster).  The Gram
+    matrix's pseudo-inverse is the host operator's, moved once.
+    """
+
+    def __init__(self, op: AffineOperator, arrays):
+        if not op.zero_cross:
+            raise ValueError("DeviceAffineOperator holds the solver's system: build op with zero_cross=True")
+        xp = arrays.xp
+        self.xp, self.n, self.c = xp, op.n, op.c
+        self.index, self.b = op.index, arrays.asarray(op.b)
+        self._gram_pinv = arrays.asarray(op._gram_pinv)
+        rows = np.arange(op.n)
+        G, E = np.zeros((op.n, op.c)), np.zeros((op.n, op.m))
+        G[rows, op.cluster] = 1.0
+        E[rows, op.point] = 1.0
+        self._G, self._E = arrays.asarray(G), arrays.asarray(E)
+        self._cluster = xp.asarray(op.cluster, device=arrays.device)
+        self._point = xp.asarray(op.point, device=arrays.device)
+        self.same_cluster = self._G @ self._G.T
+        self.cross = (self._E @ self._E.T - self.same_cluster) > 0.5
+
+    def apply(self, X):
+        """``A(X)`` for symmetric X (n x n, free indices)."""
+        xp = self.xp
+        odiag = self._G.T @ xp.linalg.diagonal(X)
+        rows = self._E.T @ xp.sum(X * self.same_cluster, axis=1)
+        return xp.concat([odiag, rows])
+
+    def plus_adjoint(self, out, y, scale: float = 1.0):
+        """``out + scale * A*(y)`` (a new array)."""
+        xp, c = self.xp, self.c
+        y = y * scale
+        u = 0.5 * xp.take(y[c:], self._point)
+        out = out + self.same_cluster * (u[:, None] + u[None, :])
+        return add_to_diagonal(out, xp.take(y[:c], self._cluster), xp)
+
+    def multiplier(self, W):
+        """``(A A*)^+ (A(W) - b)``: the projection of W is ``W - A*(multiplier)``."""
+        return self._gram_pinv @ (self.apply(W) - self.b)
+
+    def project(self, W):
+        """Euclidean projection of the symmetric W onto ``{X : A(X) = b}`` (a new array)."""
+        X = self.plus_adjoint(W, self.multiplier(W), -1.0)
+        return self.xp.where(self.cross, 0.0, X)
+
+    def least_squares(self, M):
         """``argmin_y ||M - A*(y)||_F = (A A*)^+ A(M)``."""
         return self._gram_pinv @ self.apply(M)

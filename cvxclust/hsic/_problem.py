@@ -5,6 +5,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
+from .._array_api import check_arrays, check_square, is_foreign, to_numpy
 from .._checks import check_kernel, check_labels
 from ..structures import check_output_kernel
 
@@ -14,8 +15,20 @@ __all__ = ["check_sdp_inputs", "cluhsic_sdp_problem"]
 def check_sdp_inputs(K, A, known=None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """K (m x m, symmetric, finite), A (c x c output kernel, p.s.d., ``c <= m``) and the known
     labels (``-1`` unknown, None for none) of (5.23) as new arrays, or a ValueError naming the
-    argument; known labels that leave (5.23) infeasible are refused."""
-    K = check_kernel(K, "K")
+    argument; known labels that leave (5.23) infeasible are refused.
+
+    K may be an array of another array API library (PyTorch, CuPy, ...): it is checked there and
+    returned on its device (:func:`cvxclust._array_api.check_square`); A, a c x c structure, may
+    be a NumPy array or an array of K's library and device, and is returned as a NumPy array, as
+    are the labels ``known``."""
+    if is_foreign(K) or is_foreign(A):
+        arrays = check_arrays(K=K, A=A if is_foreign(A) else None)
+        if not arrays.numpy:
+            # the precision of K's dtype bounds the symmetry it can have, as for check_kernel
+            K = check_square(K, "K", rtol=max(1e-10, float(np.sqrt(K.shape[0])) * arrays.eps))
+        A = to_numpy(A)
+    if not is_foreign(K):
+        K = check_kernel(K, "K")
     A = check_output_kernel(A)
     m, c = K.shape[0], A.shape[0]
     if c > m:
@@ -23,7 +36,7 @@ def check_sdp_inputs(K, A, known=None) -> tuple[np.ndarray, np.ndarray, np.ndarr
                          f"cluster per point of K), got {A.shape}")
     if known is None:
         return K, A, None
-    known = check_labels(known, m, c, name="known", allow_unknown=True)
+    known = check_labels(to_numpy(known) if is_foreign(known) else known, m, c, name="known", allow_unknown=True)
     # a cluster with no known point must be reachable by a distinct unknown point
     missing = c - np.unique(known[known >= 0]).size
     if missing > np.count_nonzero(known < 0):
@@ -64,6 +77,9 @@ def cluhsic_sdp_problem(K: np.ndarray, A: np.ndarray, known: np.ndarray | None =
         Naming ``K``, ``A`` or ``known``.
     """
     K, A, known = check_sdp_inputs(K, A, known)
+    if is_foreign(K):
+        raise TypeError("the cvxpy statement of (5.23) needs K as a NumPy array (cvxpy runs on the CPU): pass "
+                        "K as a NumPy array, or solve the relaxation on K's device with method='admm'")
     m, c = K.shape[0], A.shape[0]
     X = cp.Variable((m * c, m * c), symmetric=True, name="X")
 

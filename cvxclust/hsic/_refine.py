@@ -40,7 +40,7 @@ def _checked(owner, K, A, labels, known, normalization, n_init, random_state, ol
     n_init = check_int_range(renamed(owner, old_keywords, "n_starts", "n_init", n_init, 50, stacklevel=6),
                              "n_init", 1)
     random_state = renamed(owner, old_keywords, "rng", "random_state", random_state, None, stacklevel=6)
-    K, A = check_kernels(K, A)
+    K, A = check_kernels(K, A, method=owner)
     m, c = K.shape[0], A.shape[0]
     labels = check_labels(labels, m, c, name="labels")
     known = None if known is None else check_known(known, m, c)

@@ -63,7 +63,7 @@ def spectral(K, A, *, normalization="l2", n_init: int = 10, random_state=None, *
         ``P`` (P*), ``relaxed_objective`` (its value ``tr(K P* A P*^T) = sum lambda_i mu_i``).
     """
     start = time.perf_counter()
-    K, A = check_kernels(K, A, psd=True)
+    K, A = check_kernels(K, A, psd=True, method="spectral")
     c = A.shape[0]
     normalized = normalization_of("spectral", normalization, deprecated) == "l2"
     no_other_keywords("spectral", deprecated)
@@ -183,7 +183,7 @@ def cccp(K, A, *, normalization="l2", init=None, max_iter: int = 500, tol: float
     N. Quadrianto, L. Song, A. Smola, "Kernelized sorting", NIPS 2008 (CCCP on permutations).
     """
     start = time.perf_counter()
-    K, A = check_kernels(K, A, psd=True)
+    K, A = check_kernels(K, A, psd=True, method="cccp")
     m, c = K.shape[0], A.shape[0]
     normalized = normalization_of("cccp", normalization, deprecated) == "l2"
     no_other_keywords("cccp", deprecated)

@@ -99,37 +99,42 @@ class SymmetricPSDProjector:
     (block (i, j) of Q = ``Q[i*m:(i+1)*m, j*m:(j+1)*m]``), by one projection per distinct block.
 
     Only the invariant part of Q is seen: for an invariant Q the result is exact; in general it
-    is the projection of the block of the first copy, repeated.
+    is the projection of the block of the first copy, repeated.  With ``arrays``
+    (:class:`cvxclust._array_api.Arrays`) Q is an array of that namespace on its device, where
+    the congruences and projections run (the bases of the blocks are moved there once).
     """
 
-    def __init__(self, symmetry: ClusterSymmetry, m: int, *, partial: bool = True):
+    def __init__(self, symmetry: ClusterSymmetry, m: int, *, partial: bool = True, arrays=None):
         self.symmetry, self.m = symmetry, m
         self.projectors = [PSDProjector(copies[0].shape[1] * m, partial=partial) for copies in symmetry.blocks]
+        self.xp = np if arrays is None or arrays.numpy else arrays.xp
+        self.blocks = (symmetry.blocks if self.xp is np else
+                       [[arrays.asarray(G) for G in copies] for copies in symmetry.blocks])
 
-    def __call__(self, Q: np.ndarray) -> np.ndarray:
-        c, m = self.symmetry.c, self.m
-        out = np.zeros_like(Q)
-        for copies, project in zip(self.symmetry.blocks, self.projectors):
-            block = _congruence(copies[0], Q, c, m)
+    def __call__(self, Q):
+        c, m, xp = self.symmetry.c, self.m, self.xp
+        out = xp.zeros_like(Q)
+        for copies, project in zip(self.blocks, self.projectors):
+            block = _congruence(copies[0], Q, c, m, xp)
             block = project((block + block.T) / 2)
             for G in copies:
-                _add_expansion(out, G, block, c, m)
+                out += _expansion(G, block, c, m, xp)
         return out
 
 
-def _congruence(G: np.ndarray, Q: np.ndarray, c: int, m: int) -> np.ndarray:
+def _congruence(G, Q, c: int, m: int, xp=np):
     """``(G kron I_m)^T Q (G kron I_m)`` for an mc x mc Q and a c x k G, by two products with G
     on the cluster indices (G kron I_m is never formed)."""
     k = G.shape[1]
-    left = (G.T @ Q.reshape(c, m * c * m)).reshape(k * m, c, m).transpose(0, 2, 1)  # [(a, p), q, j]
-    return (left @ G).reshape(k * m, m, k).transpose(0, 2, 1).reshape(k * m, k * m)
+    left = xp.permute_dims(xp.reshape(G.T @ xp.reshape(Q, (c, m * c * m)), (k * m, c, m)), (0, 2, 1))  # [(a, p), q, j]
+    return xp.reshape(xp.permute_dims(xp.reshape(left @ G, (k * m, m, k)), (0, 2, 1)), (k * m, k * m))
 
 
-def _add_expansion(out: np.ndarray, G: np.ndarray, B: np.ndarray, c: int, m: int) -> None:
-    """``out += (G kron I_m) B (G kron I_m)^T`` for a km x km B."""
+def _expansion(G, B, c: int, m: int, xp=np):
+    """``(G kron I_m) B (G kron I_m)^T`` for a km x km B."""
     k = G.shape[1]
-    left = (G @ B.reshape(k, m * k * m)).reshape(c * m, k, m).transpose(0, 2, 1)  # [(i, p), q, b]
-    out += (left @ G.T).transpose(0, 2, 1).reshape(c * m, c * m)
+    left = xp.permute_dims(xp.reshape(G @ xp.reshape(B, (k, m * k * m)), (c * m, k, m)), (0, 2, 1))  # [(i, p), q, b]
+    return xp.reshape(xp.permute_dims(left @ G.T, (0, 2, 1)), (c * m, c * m))
 
 
 def _orbitals(permutations: list[np.ndarray], c: int) -> list[np.ndarray]:
