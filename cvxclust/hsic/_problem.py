@@ -5,7 +5,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .._array_api import check_arrays, check_square, is_foreign, to_numpy
+from .._array_api import check_arrays, is_foreign, to_numpy
 from .._checks import check_kernel, check_labels
 from ..structures import check_output_kernel
 
@@ -18,17 +18,13 @@ def check_sdp_inputs(K, A, known=None) -> tuple[np.ndarray, np.ndarray, np.ndarr
     argument; known labels that leave (5.23) infeasible are refused.
 
     K may be an array of another array API library (PyTorch, CuPy, ...): it is checked there and
-    returned on its device (:func:`cvxclust._array_api.check_square`); A, a c x c structure, may
+    returned on its device (:func:`cvxclust._checks.check_kernel`); A, a c x c structure, may
     be a NumPy array or an array of K's library and device, and is returned as a NumPy array, as
     are the labels ``known``."""
     if is_foreign(K) or is_foreign(A):
-        arrays = check_arrays(K=K, A=A if is_foreign(A) else None)
-        if not arrays.numpy:
-            # the precision of K's dtype bounds the symmetry it can have, as for check_kernel
-            K = check_square(K, "K", rtol=max(1e-10, float(np.sqrt(K.shape[0])) * arrays.eps))
+        check_arrays(K=K, A=A if is_foreign(A) else None)
         A = to_numpy(A)
-    if not is_foreign(K):
-        K = check_kernel(K, "K")
+    K = check_kernel(K, "K")
     A = check_output_kernel(A)
     m, c = K.shape[0], A.shape[0]
     if c > m:
