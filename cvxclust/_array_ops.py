@@ -27,7 +27,14 @@ def clip_in_place(A, lower, upper, xp):
     if is_numpy(xp):
         return np.maximum(A, lower, out=A) if upper is None else np.clip(A, lower, upper, out=A)
     if hasattr(A, "clamp_"):  # PyTorch: an n x n temporary less
-        return A.clamp_(min=lower, max=upper)
+        import torch  # noqa: PLC0415 -- A is a torch tensor
+
+        for bound, side, keep in ((lower, "min", torch.maximum), (upper, "max", torch.minimum)):
+            if isinstance(bound, torch.Tensor):
+                keep(A, bound, out=A)
+            elif bound is not None:
+                A.clamp_(**{side: bound})
+        return A
     return xp.maximum(A, lower) if upper is None else xp.clip(A, lower, upper)
 
 

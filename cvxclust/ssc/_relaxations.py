@@ -109,10 +109,18 @@ class _NearestDoublyStochastic(Relaxation):
         :func:`cvxclust._array_api.to_numpy` to compare with the reference."""
         if not self.arrays.numpy:
             raise ValueError(
-                f"method 'reference' states the problem in cvxpy, which takes NumPy arrays, and K is an array of "
-                f"{library(self.arrays.xp)}: pass K as a NumPy array (cvxclust._array_api.to_numpy(K)) for the "
-                f"reference; the methods {self.array_api_methods()} run on K's device")
+                f"the cvxpy statement of {self.name} (methods 'reference' and 'generic') takes NumPy arrays and K is "
+                f"an array of {library(self.arrays.xp)}: pass K as a NumPy array "
+                f"(cvxclust._array_api.to_numpy(K)) for them; the methods {self.array_api_methods()} run on K's "
+                "device")
         return nearest_doubly_stochastic(self.K, psd=self.psd)
+
+    def scalable_methods(self) -> list[str]:
+        """The methods other than ``"reference"`` that apply to this instance; for a K of a library
+        other than NumPy, those that run on it (:meth:`array_api_methods`)."""
+        if not self.arrays.numpy:
+            return self.array_api_methods()
+        return super().scalable_methods()
 
     @classmethod
     def array_api_methods(cls) -> list[str]:
