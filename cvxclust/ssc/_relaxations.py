@@ -150,7 +150,8 @@ class _NearestDoublyStochastic(Relaxation):
             "nonnegativity": negativity(X),
         }
         if self.psd:
-            w = xp.linalg.eigvalsh((X + X.T) / 2)
+            symmetric = (X + X.T) / 2
+            w = np.linalg.eigvalsh(symmetric) if self.arrays.numpy else xp.linalg.eigvalsh(symmetric)
             res["psd"] = float(max(0.0, -float(w[0])) / max(float(xp.max(xp.abs(w))), 1e-300))
         return res
 
