@@ -59,6 +59,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._array_api import namespace_of
 from .._array_ops import frobenius
 from ..dual_newton import newton_multipliers
 from ..parameters import Interval
@@ -213,10 +214,11 @@ class ADMM(FrobeniusSolver):
         return {"warm_start_iterations": state.warm_iterations}
 
 
-def _step(K, G, U, rho, alpha, project, xp):
+def _step(K, G, U, rho, alpha, project, xp=None):
     """One over-relaxed ADMM iteration; returns F, G, U and the relative primal/dual residuals.
     In place where possible (the standard's in-place operators): at large n the O(n^2) passes
-    cost as much as the projection."""
+    cost as much as the projection.  ``xp`` is K's namespace (found from K where None)."""
+    xp = namespace_of(K) if xp is None else xp
     W = G - U
     W *= rho
     W += K
