@@ -61,9 +61,10 @@ NumPy keeps its fast paths: the pattern of the generalized Hessian in single pre
 updates, the smallest eigenvalue by index (LAPACK ``syevr``) and partial projections.  Elsewhere
 the pattern has T's dtype, a projection is one full ``eigh`` and the smallest eigenvalue at a
 certificate one full ``eigvalsh`` (counted in ``extras["lambda_min_eigs"]``).  With the cone,
-a solve holds T, S, the extrapolated point and about five more n x n arrays at its peak (the
-Newton solve's two points and pattern; the projection's argument, eigenvectors and product).
-The rounding allowance of the Newton stop, ``n eps (...)``, takes the dtype's ``eps``: it holds
+a solve holds T and 7 more n x n arrays at its peak (S, the extrapolated point, and the
+projection's argument, eigenvectors, scaled eigenvectors, product and result; 3 without the
+cone), checked against a CUDA device's free memory before the first iteration, the
+eigendecomposition's workspace on top.  The rounding allowance of the Newton stop, ``n eps (...)``, takes the dtype's ``eps``: it holds
 for float64, and float32 (an option off NumPy) is looser.
 """
 
@@ -78,7 +79,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.sparse.linalg import LinearOperator
 
-from ._array_api import Arrays, add_to_diagonal, check_arrays, diagonal
+from ._array_api import Arrays, add_to_diagonal, check_arrays, check_device_memory, diagonal
 from ._array_ops import clip_in_place, conjugate_gradients, inner
 from .linalg import PSDProjector
 from .parameters import Interval
@@ -86,6 +87,12 @@ from .result import relative_gap
 from .solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 
 __all__ = ["DualNewtonSolver", "NearestPoint", "NewtonResult", "generalized_hessian", "newton_multipliers"]
+
+
+#: the n x n arrays a solve holds beside T at its peak off NumPy, with the cone and without it
+#: (checked against a CUDA device's free memory before the first iteration; the
+#: eigendecomposition's workspace comes on top)
+_DEVICE_ARRAYS = {True: 7, False: 3}
 
 
 class NewtonResult(NamedTuple):
@@ -398,6 +405,14 @@ class DualNewtonSolver(IterativeSolver):
         arrays = problem.arrays()
         xp = arrays.xp
         n = problem.T.shape[0]
+        if not arrays.numpy:
+            # beside T, with the cone: S, Y and the projection's argument, eigenvectors, scaled
+            # eigenvectors, product and result (the Newton solve's target, two points and pattern
+            # are fewer); without it the Newton solve's two points and pattern
+            count = _DEVICE_ARRAYS[bool(problem.psd)]
+            check_device_memory(count * n * n * xp.finfo(arrays.dtype).bits // 8,
+                                f"the dual Newton at order {n} ({count} n x n arrays beside T)", arrays,
+                                "use float32, a device with more memory, or the CPU")
         # without the cone S = Y = 0 throughout: no matrices for them, no projector
         S = xp.zeros((n, n), dtype=arrays.dtype, device=arrays.device) if problem.psd else None
         return DualNewtonState(

@@ -91,9 +91,9 @@ class _Solver(DualNewtonSolver):
 @pytest.mark.parametrize("library", FOREIGN)
 def test_the_solver_with_the_cone_and_array_bounds_agrees_with_numpy(library):
     T, U = target(), upper_bounds()
-    expected = _Solver(_Nearest(T, U), tol=1e-8, residual_tol=1e-8).run()
+    expected = _Solver(_Nearest(T, U), residual_tol=1e-8).run()
     T_foreign = as_library(T, library)
-    result = _Solver(_Nearest(T_foreign, as_library(U, library)), tol=1e-8, residual_tol=1e-8).run()
+    result = _Solver(_Nearest(T_foreign, as_library(U, library)), residual_tol=1e-8).run()
     assert expected.status == result.status == "optimal"
     assert result.objective == pytest.approx(expected.objective, rel=1e-6)
     assert result.extras["lambda_min_eigs"] >= 1
@@ -117,3 +117,15 @@ def test_mixed_targets_and_bounds_are_refused_naming_them():
         newton_multipliers(torch.asarray(T, dtype=torch.float16), row_sum=ROW_SUM)
     with pytest.raises(TypeError, match="u is an array of numpy and T one of torch"):
         newton_multipliers(torch.asarray(T), row_sum=ROW_SUM, u=np.zeros(N))
+
+
+def test_a_device_without_the_memory_is_refused_before_the_first_iteration(monkeypatch):
+    """Off NumPy the solver checks the device's free memory for the n x n arrays it will hold
+    (here a pretend device with 1 kB free: PyTorch's CPU device has no such figure)."""
+    torch = pytest.importorskip("torch")
+    import cvxclust._array_api as array_api
+
+    monkeypatch.setattr(array_api, "device_free_bytes", lambda device: 1000)
+    T = torch.asarray(target())
+    with pytest.raises(ValueError, match=f"the dual Newton at order {N} \\(7 n x n arrays beside T\\) needs"):
+        _Solver(_Nearest(T, torch.asarray(upper_bounds()))).run()

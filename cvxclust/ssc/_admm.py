@@ -43,7 +43,9 @@ relative suboptimality below ``tol``.  Where restoring costs more than ``tol`` (
 
 It runs on a K of any library of the Python array API standard, on K's device (a PyTorch tensor
 on a GPU stays there; X comes back there); NumPy keeps its partial eigendecompositions
-(:class:`cvxclust.linalg.PSDProjector`), elsewhere each projection is one full ``eigh``.
+(:class:`cvxclust.linalg.PSDProjector`), elsewhere each projection is one full ``eigh``.  Off
+NumPy an iteration holds K and 8 more n x n arrays at its peak for (7), 5 for (6), checked
+against a CUDA device's free memory before the first iteration.
 
 References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
 Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
@@ -59,7 +61,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._array_api import namespace_of
+from .._array_api import check_device_memory, namespace_of
 from .._array_ops import frobenius
 from ..dual_newton import newton_multipliers
 from ..parameters import Interval
@@ -138,7 +140,16 @@ class ADMM(FrobeniusSolver):
 
     def init_state(self):
         relaxation = self.relaxation
-        K, xp = relaxation.K, relaxation.arrays.xp
+        K, arrays = relaxation.K, relaxation.arrays
+        xp, n = arrays.xp, relaxation.n
+        if not arrays.numpy:
+            # beside K: G, U, W and for (7) the projection's centred argument, eigenvectors,
+            # scaled eigenvectors, product and result (for (6) the projection and the step's
+            # over-relaxed point and new G)
+            count = 8 if relaxation.psd else 5
+            check_device_memory(count * n * n * xp.finfo(arrays.dtype).bits // 8,
+                                f"the ADMM at order {n} ({count} n x n arrays beside K)", arrays,
+                                "use float32, a device with more memory, or the CPU")
         project = relaxation.projector(partial=self.partial_eig)
         warm_iterations = 0
         if self.warm_start and relaxation.psd:

@@ -118,3 +118,13 @@ def test_mixed_libraries_devices_and_dtypes_are_refused_naming_the_arguments():
     elsewhere = strict.asarray(K, device=strict.Device("device1"))
     with pytest.raises(ValueError, match="X is on device .*device1.* and K on"):
         FrobeniusPSD(strict.asarray(K)).objective(elsewhere)
+
+
+@pytest.mark.parametrize("method, count", [("dual-newton", 7), ("admm", 8)])
+def test_a_device_without_the_memory_is_refused_naming_the_need(monkeypatch, method, count):
+    torch = pytest.importorskip("torch")
+    import cvxclust._array_api as array_api
+
+    monkeypatch.setattr(array_api, "device_free_bytes", lambda device: 1000)  # a pretend device, 1 kB free
+    with pytest.raises(ValueError, match=f"at order {N} \\({count} n x n arrays beside [KT]\\) needs"):
+        FrobeniusPSD(torch.asarray(kernel())).solve(method)
