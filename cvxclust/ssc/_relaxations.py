@@ -16,7 +16,11 @@ eliminating u and Z in closed form)::
 whose gradient is -Pi_C1(W): every Q >= 0 certifies the lower bound g(Q) <= optimum.
 
 :func:`check_matrix` checks the matrices given to them at the door, and :class:`FrobeniusSolver`
-is the base of their scalable solvers.
+is the base of their scalable solvers.  K may be an array of any library of the Python array API
+standard (a PyTorch tensor on a GPU): the objective, residuals, projections, restoration and dual
+function then run in its namespace and on its device, as do the solvers that declare
+``array_api`` (:meth:`FrobeniusPSD.array_api_methods`); the others, and the cvxpy statement, take
+NumPy arrays and refuse such a K naming those that run.
 
 References: Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange
 Duality", IEEE Transactions on Image Processing, 2014; R. Zass, A. Shashua, "Doubly Stochastic

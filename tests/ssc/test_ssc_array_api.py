@@ -128,3 +128,17 @@ def test_a_device_without_the_memory_is_refused_naming_the_need(monkeypatch, met
     monkeypatch.setattr(array_api, "device_free_bytes", lambda device: 1000)  # a pretend device, 1 kB free
     with pytest.raises(ValueError, match=f"at order {N} \\({count} n x n arrays beside [KT]\\) needs"):
         FrobeniusPSD(torch.asarray(kernel())).solve(method)
+
+
+@pytest.mark.parametrize("library", FOREIGN)
+@pytest.mark.parametrize("relaxation, options", [("none", {}), ("ratio-cut", {}), ("normalized-cut", {}),
+                                                 ("normalized-cut", {"iterate": True}), ("frobenius-psd", {})])
+def test_normalize_keeps_a_foreign_k_in_its_library(library, relaxation, options):
+    from cvxclust.ssc import normalize
+
+    K = kernel(2)
+    K_foreign = as_library(K, library)
+    K_hat = normalize(K_foreign, relaxation, **options)
+    assert library_of(K_hat) == library
+    np.testing.assert_allclose(to_numpy(K_hat), normalize(K, relaxation, **options), atol=1e-10)
+    np.testing.assert_array_equal(to_numpy(K_foreign), K)
