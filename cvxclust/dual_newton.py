@@ -52,18 +52,35 @@ in a feasible centre ``Z = a 11^T + b I`` (the identity for (7)), ``X = (1 - s) 
 ``syevr`` by index), keeps them and makes X p.s.d.: an exactly feasible point.  Where even the
 best mixture could not certify ``tol``, Gershgorin's lower bound on ``lambda_min(F)`` replaces
 the eigenvalue: a feasible point at O(n^2) cost, further from the optimum.
+
+**Arrays and devices.**  The method runs on the arrays of any library of the Python array API
+standard (:mod:`cvxclust._array_api`): a PyTorch or CuPy target T on a GPU stays there, with the
+Newton solves (their conjugate gradients included), the projections and the certificates, and
+the point comes back there; only scalars (inner products, the residual's norm) reach the host.
+NumPy keeps its fast paths: the pattern of the generalized Hessian in single precision, in-place
+updates, the smallest eigenvalue by index (LAPACK ``syevr``) and partial projections.  Elsewhere
+the pattern has T's dtype, a projection is one full ``eigh`` and the smallest eigenvalue at a
+certificate one full ``eigvalsh`` (counted in ``extras["lambda_min_eigs"]``).  With the cone,
+a solve holds T and 7 more n x n arrays at its peak (S, the extrapolated point, and the
+projection's argument, eigenvectors, scaled eigenvectors, product and result; 3 without the
+cone), checked against a CUDA device's free memory before the first iteration, the
+eigendecomposition's workspace on top.  The rounding allowance of the Newton stop,
+``n eps (...)``, takes the dtype's ``eps``: it holds for float64, and float32 (an option off
+NumPy) is looser.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from numbers import Integral
-from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.sparse.linalg import LinearOperator, cg
 
+from ._array_api import Arrays, add_to_diagonal, check_arrays, check_device_memory, diagonal
+from ._array_ops import inner
+from ._box_newton import NewtonResult, generalized_hessian, newton_multipliers
 from .linalg import PSDProjector
 from .parameters import Interval
 from .result import relative_gap
@@ -72,153 +89,10 @@ from .solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 __all__ = ["DualNewtonSolver", "NearestPoint", "NewtonResult", "generalized_hessian", "newton_multipliers"]
 
 
-class NewtonResult(NamedTuple):
-    """What :func:`newton_multipliers` returns."""
-
-    #: ``clip(T + u 1^T + 1 u^T + v I, L, U)`` at the last (u, v)
-    F: np.ndarray
-    u: np.ndarray | None
-    v: float
-    #: ``theta`` at (u, v) without S (the target T is the shifted one)
-    value: float
-    iterations: int
-    #: ``"converged"``, ``"max_iter"`` or ``"line_search"`` (no step decreased -theta: rounding)
-    status: str
-
-
-def newton_multipliers(T: np.ndarray, *, row_sum: float | None = None, trace: float | None = None,
-                       lower=0.0, upper=None, u: np.ndarray | None = None, v: float | None = None,
-                       tol: float = 1e-12, max_iter: int = 50) -> NewtonResult:
-    r"""Maximise ``theta(u, v)`` of the module docstring (with S = 0) by semismooth Newton.
-
-    At the maximum ``F`` is the nearest point to T in the box with row sums ``row_sum`` and
-    trace ``trace`` (each constraint only when given).
-
-    Parameters
-    ----------
-    T : (n, n) ndarray
-        Symmetric target (trusted: callers check it).
-    row_sum, trace : float, optional
-        beta and t; None leaves the constraint (and its multiplier) out.
-    lower, upper : float or (n, n) ndarray
-        The box; ``upper=None`` for none above.
-    u, v : optional
-        Start (e.g. the previous solution); by default the solution without the box.
-    tol : float
-        Stop when ``max(max_i |(F 1)_i - beta|, |tr F - t| / 2) <= tol``, or below the rounding
-        error of the sums, ``n eps (max|T| + 2 max|u| + |v|)``, if that is larger.
-    max_iter : int
-        Newton steps at most.
-    """
-    n = T.shape[0]
-    rows, traced = row_sum is not None, trace is not None
-    if rows and u is None:
-        r = row_sum - T.sum(axis=1)
-        u = (r - r.sum() / (2 * n)) / n  # F 1 = beta 1 where no entry is clipped
-    if not rows:
-        u = None
-    if v is None:  # tr F = t where no entry is clipped
-        v = (trace - float(np.trace(T)) - 2.0 * (float(u.sum()) if rows else 0.0)) / n if traced else 0.0
-    F, trial = np.empty_like(T), np.empty_like(T)
-    norm_T = float(np.vdot(T, T))
-    size = max(float(T.max()), -float(T.min()))
-
-    def evaluate(u, v, out):
-        """``out = F(u, v)``; returns ``-theta`` (minimised) and the residual vector."""
-        if rows:
-            np.add(u[:, None], u[None, :], out=out)  # u_i + u_j: exactly symmetric, hence F too
-            out += T
-        else:
-            out[...] = T
-        if traced:
-            np.einsum("ii->i", out)[...] += v
-        if upper is None:
-            np.maximum(out, lower, out=out)
-        else:
-            np.clip(out, lower, upper, out=out)
-        sums, tr = out.sum(axis=1), float(np.trace(out))
-        FF, FT = float(np.vdot(out, out)), float(np.vdot(out, T))
-        inner = 0.5 * (FF - 2.0 * FT + norm_T)
-        if rows:
-            inner -= 2.0 * float(u @ sums) - 2.0 * row_sum * float(u.sum())
-        if traced:
-            inner -= v * tr - v * trace
-        residual = np.r_[sums - row_sum if rows else np.empty(0), [0.5 * (tr - trace)] if traced else []]
-        return -inner, residual
-
-    psi, r = evaluate(u, v, F)
-    mask = np.empty(T.shape, dtype=np.float32)
-    iteration = 0
-    while True:
-        worst = float(np.abs(r).max(initial=0.0))
-        floor = n * np.finfo(float).eps * (size + 2.0 * float(np.abs(u).max(initial=0.0) if rows else 0.0) + abs(v))
-        if worst <= max(tol, floor):
-            return NewtonResult(F, u, v, -psi, iteration, "converged")
-        if iteration == max_iter:
-            return NewtonResult(F, u, v, -psi, iteration, "max_iter")
-        # the regularisation of the Hessian, in the units of T: a row whose entries are all at a
-        # bound has no curvature, and its step (about r / eps) must be able to span T's range
-        eps = min(1e-2, float(np.linalg.norm(r))) / max(1.0, size)
-        hessian, diagonal = generalized_hessian(F, lower=lower, upper=upper, rows=rows, traced=traced, shift=eps,
-                                                out=mask)
-        step, _ = cg(hessian, -r, rtol=min(0.1, float(np.linalg.norm(r))), maxiter=100,
-                     M=LinearOperator(hessian.shape, matvec=lambda x: x / diagonal, dtype=float))
-        slope = 2.0 * float(r @ step)
-        t = 1.0
-        for _ in range(30):
-            u_new = u + t * step[:n] if rows else None
-            v_new = v + t * step[-1] if traced else v
-            candidate, r_new = evaluate(u_new, v_new, trial)
-            # Armijo; near the optimum the decrease drowns in rounding, so a halved residual also passes
-            if candidate <= psi + 1e-4 * t * slope or np.abs(r_new).max() <= 0.5 * worst:
-                break
-            t *= 0.5
-        else:
-            return NewtonResult(F, u, v, -psi, iteration, "line_search")
-        u, v, r = u_new, v_new, r_new
-        F, trial, psi = trial, F, candidate
-        iteration += 1
-
-
-def generalized_hessian(F: np.ndarray, *, lower=0.0, upper=None, rows: bool = True, traced: bool = False,
-                        shift: float = 0.0, out: np.ndarray | None = None) -> tuple[LinearOperator, np.ndarray]:
-    r"""Half an element of the generalized Hessian of ``-theta`` in (u, v) at ``F = F(u, v)``.
-
-    With ``P`` the 0/1 pattern of the entries of F strictly inside the box and ``d = diag(P)``,
-
-    .. math::
-
-        \tfrac12 H = \begin{pmatrix} \operatorname{Diag}(P\mathbf 1) + P & d \\ d^T & \tfrac12
-        \mathbf 1^T d\end{pmatrix} + \text{shift}\cdot I,
-
-    the (u, u) block when ``rows``, the (v, v) entry when ``traced``.  Returns it as a
-    ``LinearOperator`` (products with P in single precision: ``out``, an n x n float32 buffer,
-    holds P) and its diagonal, for a Jacobi preconditioner.
-    """
-    n = F.shape[0]
-    mask = np.empty(F.shape, dtype=np.float32) if out is None else out
-    if upper is None:
-        np.greater(F, lower, out=mask, casting="unsafe")
-    else:
-        np.logical_and(F > lower, F < upper, out=mask, casting="unsafe")
-    degree = mask.sum(axis=1, dtype=float)
-    on_diagonal = np.diagonal(mask).astype(float)
-    diagonal = np.r_[degree + on_diagonal if rows else np.empty(0), [0.5 * on_diagonal.sum()] if traced else []]
-
-    def product(x):
-        result = shift * x
-        if rows:
-            a = x[:n]
-            result[:n] += degree * a + mask @ a.astype(np.float32)
-            if traced:
-                result[:n] += on_diagonal * x[n]
-                result[n] += on_diagonal @ a
-        if traced:
-            result[-1] += diagonal[-1] * x[-1]
-        return result
-
-    m = diagonal.size
-    return LinearOperator((m, m), matvec=product, dtype=float), diagonal + shift
+#: the n x n arrays a solve holds beside T at its peak off NumPy, with the cone and without it
+#: (checked against a CUDA device's free memory before the first iteration; the
+#: eigendecomposition's workspace comes on top)
+_DEVICE_ARRAYS = {True: 7, False: 3}
 
 
 @dataclass
@@ -228,7 +102,14 @@ class NearestPoint:
 
     ``centre`` (``(a, b)``: the feasible point ``a 11^T + b I``) is needed with ``psd`` to make a
     feasible point; ``sense`` is the problem's: for ``"maximize"`` the objective and the bound
-    reported are those of the negated minimisation.
+    reported are those of the negated minimisation.  ``T`` and the bounds ``lower`` and ``upper``
+    (numbers, or arrays of T's shape) are arrays of one library of the Python array API standard,
+    on one device, of one dtype (:meth:`arrays`); the solver runs there.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``T``, ``lower`` or ``upper`` where they mix libraries, devices or dtypes.
     """
 
     T: np.ndarray
@@ -242,12 +123,21 @@ class NearestPoint:
     centre: tuple[float, float] | None = None
     sense: str = "minimize"
 
+    def __post_init__(self):
+        self.arrays()
+
+    def arrays(self) -> Arrays:
+        """The namespace, device and dtype of ``T`` and the bounds
+        (:func:`cvxclust._array_api.check_arrays`)."""
+        return check_arrays(T=self.T, lower=self.lower, upper=self.upper)
+
 
 @dataclass(kw_only=True, eq=False)
 class DualNewtonState(SolverState):
     """The state of :class:`DualNewtonSolver`."""
 
     problem: NearestPoint
+    arrays: Arrays
     #: the multiplier of the cone, the point the next step starts from (with momentum) and the
     #: momentum's weight; None (and no projector) without the cone
     S: np.ndarray | None
@@ -258,6 +148,8 @@ class DualNewtonState(SolverState):
     u: np.ndarray | None = None
     v: float | None = None
     newton_total: int = 0
+    #: the smallest eigenvalues computed at certificates
+    lambda_min_eigs: int = 0
     #: ``(F, theta, iterations)`` of the last Newton solve at S (None before one)
     at_S: tuple | None = None
     half_norm_T: float
@@ -266,7 +158,8 @@ class DualNewtonState(SolverState):
 class DualNewtonSolver(IterativeSolver):
     """Solve a :class:`NearestPoint` problem on its dual; see the module docstring.
 
-    Subclasses supply :meth:`nearest_point` (the problem, read from their relaxation).
+    Subclasses supply :meth:`nearest_point` (the problem, read from their relaxation).  It runs
+    in the namespace and on the device of the problem's arrays; X comes back there.
 
     Parameters
     ----------
@@ -282,7 +175,8 @@ class DualNewtonSolver(IterativeSolver):
     newton_max_iter : int
         Newton steps per inner solve (with the cone) at most.
     partial_eig : bool
-        Compute only the smaller side of the spectrum in the p.s.d. projections.
+        Compute only the smaller side of the spectrum in the p.s.d. projections (NumPy; off
+        NumPy a projection is one full eigendecomposition).
 
     Returns
     -------
@@ -290,7 +184,8 @@ class DualNewtonSolver(IterativeSolver):
         History rows hold ``newton_iterations`` (of the step's inner solve) and, with the cone,
         ``restart`` (whether the momentum was reset) and, at checks, ``lambda_min`` (of F, where
         a mixture could certify) or ``lambda_min_bound`` (Gershgorin's bound on it, elsewhere);
-        ``extras``: ``newton_iterations`` (the total).
+        ``extras``: ``newton_iterations`` (the total) and ``lambda_min_eigs`` (the smallest
+        eigenvalues computed: LAPACK by index in NumPy, a full ``eigvalsh`` each elsewhere).
     """
 
     method = "dual-newton"
@@ -309,12 +204,23 @@ class DualNewtonSolver(IterativeSolver):
 
     def init_state(self):
         problem = self.nearest_point()
+        arrays = problem.arrays()
+        xp = arrays.xp
         n = problem.T.shape[0]
+        if not arrays.numpy:
+            # beside T, with the cone: S, Y and the projection's argument, eigenvectors, scaled
+            # eigenvectors, product and result (the Newton solve's target, two points and pattern
+            # are fewer); without it the Newton solve's two points and pattern
+            count = _DEVICE_ARRAYS[bool(problem.psd)]
+            check_device_memory(count * n * n * xp.finfo(arrays.dtype).bits // 8,
+                                f"the dual Newton at order {n} ({count} n x n arrays beside T)", arrays,
+                                "use float32, a device with more memory, or the CPU")
         # without the cone S = Y = 0 throughout: no matrices for them, no projector
-        S = np.zeros((n, n)) if problem.psd else None
+        S = xp.zeros((n, n), dtype=arrays.dtype, device=arrays.device) if problem.psd else None
         return DualNewtonState(
-            problem=problem, S=S, Y=S, project=PSDProjector(n, partial=self.partial_eig) if problem.psd else None,
-            half_norm_T=0.5 * float(np.vdot(problem.T, problem.T)))
+            problem=problem, arrays=arrays, S=S, Y=S,
+            project=PSDProjector(n, partial=self.partial_eig) if problem.psd else None,
+            half_norm_T=0.5 * inner(problem.T, problem.T, xp))
 
     def _newton(self, state, shift, max_iter):
         """The Newton solve at ``T + shift`` (shift None: 0) warm-started from the last (u, v);
@@ -330,7 +236,7 @@ class DualNewtonSolver(IterativeSolver):
         theta = result.value
         if shift is not None:
             # 1/2 ||X - T||^2 - <S, X> = 1/2 ||X - T - S||^2 + 1/2 ||T||^2 - 1/2 ||T + S||^2
-            theta += state.half_norm_T - 0.5 * float(np.vdot(target, target))
+            theta += state.half_norm_T - 0.5 * inner(target, target, state.arrays.xp)
         return result.F, theta, result.iterations
 
     def step(self, state, iteration):
@@ -341,16 +247,30 @@ class DualNewtonSolver(IterativeSolver):
             F, iterations = state.at_S[0], 0  # no momentum: the last check's solve is at Y
         else:
             F, _, iterations = self._newton(state, state.Y, self.newton_max_iter)
-        S_new = state.project(state.Y - F)
-        S_new += S_new.T  # exactly symmetric, so that every F is
+        state.at_S = None
+        gradient_step = state.Y - F
+        del F  # n x n arrays are few on a device: none is kept past its use
+        S_new = state.project(gradient_step)
+        del gradient_step
+        if state.arrays.numpy:
+            S_new += S_new.T  # exactly symmetric, so that every F is
+        else:
+            S_new = S_new + S_new.T  # (an in-place sum with its own transpose is not portable)
         S_new *= 0.5
         # restart when the projected step turns against the momentum (O'Donoghue & Candes)
-        restart = float(np.vdot(state.Y - S_new, S_new - state.S)) > 0.0
+        moved = S_new - state.S
+        restart = inner(state.Y - S_new, moved, state.arrays.xp) > 0.0
         momentum = 1.0 if restart else state.momentum
-        following = (1.0 + np.sqrt(1.0 + 4.0 * momentum ** 2)) / 2.0
+        following = (1.0 + math.sqrt(1.0 + 4.0 * momentum ** 2)) / 2.0
         # without momentum (the first step, a restart) Y is S itself, which the next check solves at
-        state.Y = S_new if momentum == 1.0 else S_new + ((momentum - 1.0) / following) * (S_new - state.S)
-        state.S, state.momentum, state.at_S = S_new, following, None
+        state.S, state.Y = S_new, None
+        if momentum == 1.0:
+            state.Y = S_new
+        else:  # Y = S_new + c (S_new - S), in place
+            moved *= (momentum - 1.0) / following
+            moved += S_new
+            state.Y = moved
+        state.momentum = following
         return {"newton_iterations": iterations, "restart": restart}
 
     def _in_sense(self, state, value: float) -> float:
@@ -361,16 +281,17 @@ class DualNewtonSolver(IterativeSolver):
 
     def certify(self, state, bound, final=False):
         problem = state.problem
+        xp = state.arrays.xp
         if state.at_S is None:
             # with the cone: F at the p.s.d. S (the step's F is at the extrapolated Y); without it,
             # before any step: F at the start
             state.at_S = self._newton(state, state.S, self.newton_max_iter if problem.psd else 0)
         F, theta, _ = state.at_S
         T, n = problem.T, F.shape[0]
-        FF, FT = float(np.vdot(F, F)), float(np.vdot(F, T))
+        FF, FT = inner(F, F, xp), inner(F, T, xp)
         value = 0.5 * FF - FT + state.half_norm_T  # 1/2 ||F - T||^2, without an n x n temporary
         fresh = self._in_sense(state, theta)
-        residuals = {"equalities": self._equality_residual(problem, F)}
+        residuals = {"equalities": self._equality_residual(problem, F, xp)}
         if not problem.psd:
             return Certificate(F, fresh, self._in_sense(state, value), residuals)
         # 1/2 ||(1 - s) F + s Z - T||^2 = value + s b + s^2 a / 2 with a = ||Z - F||^2 and
@@ -378,8 +299,8 @@ class DualNewtonSolver(IterativeSolver):
         # eigenvalue is computed only when a mixture could certify; otherwise Gershgorin's bound
         # on it (O(n^2)) gives a feasible, if poorer, point
         ca, cb = problem.centre
-        FZ = ca * float(F.sum()) + cb * float(np.trace(F))
-        TZ = ca * float(T.sum()) + cb * float(np.trace(T))
+        FZ = ca * float(xp.sum(F)) + cb * float(xp.sum(diagonal(F, xp)))
+        TZ = ca * float(xp.sum(T)) + cb * float(xp.sum(diagonal(T, xp)))
         ZZ = ca * ca * n * n + 2.0 * ca * cb * n + cb * cb * n
         a = max(ZZ - 2.0 * FZ + FF, 0.0)
         b = FZ - FF - TZ + FT
@@ -387,29 +308,34 @@ class DualNewtonSolver(IterativeSolver):
         lowest_objective = self._in_sense(state, lowest)
         figures = {}
         if relative_gap(lowest_objective, self._better(fresh, bound), self.gap_floor) > self.tol and not final:
-            diagonal = np.diagonal(F)
-            low = float(np.min(diagonal + np.abs(diagonal) - np.abs(F).sum(axis=1)))
+            on_diagonal = diagonal(F, xp)
+            low = float(xp.min(on_diagonal + xp.abs(on_diagonal) - xp.sum(xp.abs(F), axis=1)))
             figures["lambda_min_bound"] = low
         else:
-            low = float(sla.eigh(F, subset_by_index=[0, 0], eigvals_only=True, driver="evr", check_finite=False)[0])
+            state.lambda_min_eigs += 1
+            if state.arrays.numpy:
+                low = float(sla.eigh(F, subset_by_index=[0, 0], eigvals_only=True, driver="evr",
+                                     check_finite=False)[0])
+            else:  # the standard has no eigenvalue by index: one full eigvalsh, at certificates only
+                low = float(xp.linalg.eigvalsh(F)[0])
             figures["lambda_min"] = low
         level = max(0.0, -low)
         s = level / (min(cb, n * ca + cb) + level)
         X = F * (1.0 - s)
         if ca:
             X += s * ca
-        np.einsum("ii->i", X)[...] += s * cb
-        residuals = {"equalities": self._equality_residual(problem, X)}
+        X = add_to_diagonal(X, s * cb, xp)
+        residuals = {"equalities": self._equality_residual(problem, X, xp)}
         return Certificate(X, fresh, self._in_sense(state, value + s * b + 0.5 * s * s * a), residuals, figures)
 
     @staticmethod
-    def _equality_residual(problem, X) -> float:
+    def _equality_residual(problem, X, xp) -> float:
         worst = 0.0
         if problem.row_sum is not None:
-            worst = float(np.abs(X.sum(axis=1) - problem.row_sum).max()) / max(abs(problem.row_sum), 1.0)
+            worst = float(xp.max(xp.abs(xp.sum(X, axis=1) - problem.row_sum))) / max(abs(problem.row_sum), 1.0)
         if problem.trace is not None:
-            worst = max(worst, abs(float(np.trace(X)) - problem.trace) / max(abs(problem.trace), 1.0))
+            worst = max(worst, abs(float(xp.sum(diagonal(X, xp))) - problem.trace) / max(abs(problem.trace), 1.0))
         return worst
 
     def extras(self, state):
-        return {"newton_iterations": state.newton_total}
+        return {"newton_iterations": state.newton_total, "lambda_min_eigs": state.lambda_min_eigs}

@@ -41,6 +41,12 @@ relative suboptimality below ``tol``.  Where restoring costs more than ``tol`` (
 ``restore`` is cruder), F itself is the candidate once its negative entries are below
 ``residual_tol``.
 
+It runs on a K of any library of the Python array API standard, on K's device (a PyTorch tensor
+on a GPU stays there; X comes back there); NumPy keeps its partial eigendecompositions
+(:class:`cvxclust.linalg.PSDProjector`), elsewhere each projection is one full ``eigh``.  Off
+NumPy an iteration holds K and 8 more n x n arrays at its peak for (7), 5 for (6), checked
+against a CUDA device's free memory before the first iteration.
+
 References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
 Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
 in Machine Learning, 2011; Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering
@@ -55,6 +61,8 @@ from typing import Callable
 
 import numpy as np
 
+from .._array_api import check_device_memory, namespace_of
+from .._array_ops import frobenius
 from ..dual_newton import newton_multipliers
 from ..parameters import Interval
 from ..result import relative_gap
@@ -117,6 +125,7 @@ class ADMM(FrobeniusSolver):
     """
 
     method = "admm"
+    array_api = True
     parameters = IterativeSolver.parameters | {
         "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
         "check_every": Param(5, [Interval(Integral, 1, None, closed="left")]),
@@ -131,7 +140,16 @@ class ADMM(FrobeniusSolver):
 
     def init_state(self):
         relaxation = self.relaxation
-        K = relaxation.K
+        K, arrays = relaxation.K, relaxation.arrays
+        xp, n = arrays.xp, relaxation.n
+        if not arrays.numpy:
+            # beside K: G, U, W and for (7) the projection's centred argument, eigenvectors,
+            # scaled eigenvectors, product and result (for (6) the projection and the step's
+            # over-relaxed point and new G)
+            count = 8 if relaxation.psd else 5
+            check_device_memory(count * n * n * xp.finfo(arrays.dtype).bits // 8,
+                                f"the ADMM at order {n} ({count} n x n arrays beside K)", arrays,
+                                "use float32, a device with more memory, or the CPU")
         project = relaxation.projector(partial=self.partial_eig)
         warm_iterations = 0
         if self.warm_start and relaxation.psd:
@@ -139,11 +157,11 @@ class ADMM(FrobeniusSolver):
             newton = newton_multipliers(K, row_sum=1.0, lower=0.0)
             U = newton.u[:, None] + newton.u[None, :]
             U += K
-            np.minimum(U, 0.0, out=U)
+            U = xp.minimum(U, 0.0)
             U /= self.rho
             G, warm_iterations = newton.F, newton.iterations
         else:
-            G, U = np.maximum(project(K), 0.0), np.zeros_like(K)
+            G, U = xp.maximum(project(K), 0.0), xp.zeros_like(K)
         return ADMMState(project=project, project_bound=relaxation.projector(partial=self.partial_eig), G=G, U=U,
                          rho=self.rho, penalty=ResidualBalancing(self.rho, self.mu, self.adapt_every),
                          warm_iterations=warm_iterations)
@@ -154,7 +172,7 @@ class ADMM(FrobeniusSolver):
             state.rho *= change
             state.U = state.U / change
         state.F, state.G, state.U, state.r_primal, state.r_dual = _step(
-            self.relaxation.K, state.G, state.U, state.rho, self.alpha, state.project)
+            self.relaxation.K, state.G, state.U, state.rho, self.alpha, state.project, self.relaxation.arrays.xp)
         state.iteration = iteration
         row = {"primal_residual": state.r_primal, "dual_residual": state.r_dual, "rho": state.rho,
                "nonnegativity": negativity(state.F)}
@@ -207,21 +225,24 @@ class ADMM(FrobeniusSolver):
         return {"warm_start_iterations": state.warm_iterations}
 
 
-def _step(K, G, U, rho, alpha, project):
+def _step(K, G, U, rho, alpha, project, xp=None):
     """One over-relaxed ADMM iteration; returns F, G, U and the relative primal/dual residuals.
-    In place where possible: at large n the O(n^2) passes cost as much as the projection."""
+    In place where possible (the standard's in-place operators): at large n the O(n^2) passes
+    cost as much as the projection.  ``xp`` is K's namespace (found from K where None)."""
+    xp = namespace_of(K) if xp is None else xp
     W = G - U
     W *= rho
     W += K
     W /= 1.0 + rho
     F = project(W)
+    del W
     V = F * alpha
     V += (1.0 - alpha) * G  # V = F_hat, the over-relaxed point
     V += U
-    G_new = np.maximum(V, 0.0)
+    G_new = xp.maximum(V, 0.0)
     V -= G_new  # U + F_hat - G
-    r_primal = np.linalg.norm(F - G_new) / max(np.linalg.norm(F), np.linalg.norm(G_new), 1.0)
-    r_dual = rho * np.linalg.norm(G_new - G) / max(rho * np.linalg.norm(V), 1.0)
+    r_primal = frobenius(F - G_new, xp) / max(frobenius(F, xp), frobenius(G_new, xp), 1.0)
+    r_dual = rho * frobenius(G_new - G, xp) / max(rho * frobenius(V, xp), 1.0)
     return F, G_new, V, r_primal, r_dual
 
 

@@ -18,6 +18,11 @@ eigendecomposition per iteration, with u found by Newton's method at every step;
 mixes the identity into F, ``X = (1 - s) F + s I``, as far as ``lambda_min(F)`` requires: an
 exactly feasible point certified by theta.  The method and its references are in
 :mod:`cvxclust.dual_newton`.
+
+It runs on a K of any library of the Python array API standard, on K's device (a PyTorch tensor
+on a GPU stays there; X comes back there): see :mod:`cvxclust.dual_newton` for what stays
+NumPy-only (partial eigendecompositions, the smallest eigenvalue by index) and the memory it
+holds.
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ class DualNewton(FrobeniusSolver, DualNewtonSolver):
         History rows hold ``newton_iterations`` (of the step's inner solve) and ``restart``
         (whether the momentum was reset); ``extras``: ``newton_iterations`` (the total).
     """
+
+    array_api = True
 
     def nearest_point(self) -> NearestPoint:
         relaxation = self.relaxation

@@ -16,6 +16,9 @@ Both solvers run on :class:`cvxclust.solvers.IterativeSolver`: a check certifies
 negative entries; the core confirms them with the relaxation's before it stops) against the
 bound (12).
 
+Both run on NumPy arrays (SciPy's L-BFGS-B): a K of another array library is refused, naming the
+methods that run on it (:meth:`~cvxclust.ssc.FrobeniusPSD.array_api_methods`).
+
 Reference: Y. Yan, C. Shen, H. Wang, "Efficient Semidefinite Spectral Clustering via Lagrange
 Duality", IEEE Transactions on Image Processing, 2014.
 """

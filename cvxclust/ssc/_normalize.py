@@ -22,6 +22,10 @@ Advances in Neural Information Processing Systems (NIPS), 2006; Y. Yan, C. Shen,
 "Efficient Semidefinite Spectral Clustering via Lagrange Duality", IEEE Transactions on Image
 Processing, 2014; J. Peng, Y. Wei, "Approximating K-means-type Clustering via Semidefinite
 Programming", SIAM Journal on Optimization, 2007.
+
+A K of another library of the Python array API standard (a PyTorch tensor on a GPU) is normalized
+in its namespace and on its device by the closed forms and by the methods of ``"frobenius"`` and
+``"frobenius-psd"`` that run there (:meth:`FrobeniusPSD.array_api_methods`).
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ from __future__ import annotations
 import warnings
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._array_api import add_to_diagonal, namespace_of
 from .._deprecation import renamed_parameter
 from ..parameters import Interval, InvalidParameterError, Options, check_parameter, check_parameters
 from ._peng_wei import PengWei
@@ -116,10 +120,12 @@ def normalize(K, relaxation: str = "frobenius-psd", method: str = "auto", *, ret
     result = None
     if relaxation in ("none", "ratio-cut") and options:
         raise ValueError(f"relaxation={relaxation!r} takes no options, got {sorted(options)}")
+    xp = namespace_of(K)
     if relaxation == "none":
-        K_hat = K.copy()
-    elif relaxation == "ratio-cut":
-        K_hat = K - np.diag(K.sum(axis=1)) + np.eye(len(K))
+        K_hat = xp.asarray(K, copy=True)
+    elif relaxation == "ratio-cut":  # K - Diag(K 1) + I
+        K_hat = add_to_diagonal(xp.asarray(K, copy=True), -xp.sum(K, axis=1), xp)
+        K_hat = add_to_diagonal(K_hat, 1.0, xp)
     elif relaxation == "normalized-cut":
         K_hat = _normalized_cut(K, **check_parameters(_NORMALIZED_CUT, options, "normalize"))
     else:
@@ -135,15 +141,17 @@ def normalize(K, relaxation: str = "frobenius-psd", method: str = "auto", *, ret
 
 
 def _normalized_cut(K, *, iterate: bool = False, max_iter: int = 1000, tol: float = 1e-10):
-    if K.min() < 0:
-        raise ValueError(f"K must have nonnegative entries for relaxation='normalized-cut' (min {K.min():.3g})")
+    xp = namespace_of(K)
+    low = float(xp.min(K))
+    if low < 0:
+        raise ValueError(f"K must have nonnegative entries for relaxation='normalized-cut' (min {low:.3g})")
     for _ in range(max_iter if iterate else 1):
-        d = K.sum(axis=1)
-        if np.any(d <= 0):
+        d = xp.sum(K, axis=1)
+        if bool(xp.any(d <= 0)):
             raise ValueError("K has a row summing to zero; relaxation='normalized-cut' needs positive degrees")
-        s = 1.0 / np.sqrt(d)
+        s = 1.0 / xp.sqrt(d)
         K = s[:, None] * K * s[None, :]
-        if iterate and np.abs(K.sum(axis=1) - 1).max() < tol:
+        if iterate and float(xp.max(xp.abs(xp.sum(K, axis=1) - 1))) < tol:
             return K
     if iterate:
         warnings.warn(f"normalized-cut scaling did not reach tol={tol:g} in {max_iter} iterations",

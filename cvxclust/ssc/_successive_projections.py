@@ -15,6 +15,8 @@ References: R. Zass, A. Shashua, "Doubly Stochastic Normalization for Spectral C
 Advances in Neural Information Processing Systems (NIPS), 2006; J. P. Boyle, R. L. Dykstra, "A
 Method for Finding Projections onto the Intersection of Convex Sets in Hilbert Spaces", Lecture
 Notes in Statistics, 1986.
+
+It runs on a K of any library of the Python array API standard, on K's device.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from numbers import Integral
 
 import numpy as np
 
+from .._array_ops import frobenius
 from ..parameters import Interval
 from ..solvers import Certificate, IterativeSolver, Param, SolverState
 from ._relaxations import FrobeniusDS, FrobeniusSolver, project_row_sums
@@ -68,24 +71,26 @@ class SuccessiveProjections(FrobeniusSolver):
 
     method = "successive-projections"
     relaxations = (FrobeniusDS,)
+    array_api = True
     parameters = IterativeSolver.parameters | {
         "max_iter": Param(100_000, [Interval(Integral, 1, None, closed="left")]),
         "dykstra": Param(True, ["boolean"]),
     }
 
     def init_state(self):
-        K = self.relaxation.K
+        K, xp = self.relaxation.K, self.relaxation.arrays.xp
         # X is returned as is if a limit stops the loop before its first pass
-        return SuccessiveProjectionsState(Y=K.copy(), q=np.zeros_like(K), X=project_row_sums(K))
+        return SuccessiveProjectionsState(Y=xp.asarray(K, copy=True), q=xp.zeros_like(K), X=project_row_sums(K))
 
     def step(self, state, iteration):
+        xp = self.relaxation.arrays.xp
         state.X = project_row_sums(state.Y)
         Y_prev = state.Y
-        state.Y = np.maximum(state.X + state.q, 0.0)
+        state.Y = xp.maximum(state.X + state.q, 0.0)
         if self.dykstra:
             state.q = state.X + state.q - state.Y
-        change = np.linalg.norm(state.Y - Y_prev) / max(np.linalg.norm(state.Y), 1.0)
-        infeasibility = np.linalg.norm(state.X - state.Y) / max(np.linalg.norm(state.X), 1.0)
+        change = frobenius(state.Y - Y_prev, xp) / max(frobenius(state.Y, xp), 1.0)
+        infeasibility = frobenius(state.X - state.Y, xp) / max(frobenius(state.X, xp), 1.0)
         state.settled = max(change, infeasibility) < self.residual_tol
         if state.settled and not self.dykstra:
             self.converge()

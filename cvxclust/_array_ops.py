@@ -1,0 +1,71 @@
+"""Small kernels of the solvers written against the Python array API standard
+(:mod:`cvxclust._array_api`): inner products and norms without an n x n temporary, a clip in place
+where the library allows it, and preconditioned conjugate gradients, all in the namespace and on
+the device of their arrays (NumPy keeps its BLAS calls)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._array_api import is_numpy
+
+__all__ = ["clip_in_place", "conjugate_gradients", "frobenius", "inner"]
+
+
+def inner(A, B, xp) -> float:
+    """``<A, B>`` of two arrays of one shape, without a temporary of their size (a BLAS dot)."""
+    if is_numpy(xp):
+        return float(np.vdot(A, B))
+    return float(xp.tensordot(A, B, axes=A.ndim))
+
+
+def clip_in_place(A, lower, upper, xp):
+    """``clip(A, lower, upper)`` (``upper`` None: none above), in place where the library allows it
+    (NumPy, PyTorch); returns the result, which the caller must use."""
+    if is_numpy(xp):
+        return np.maximum(A, lower, out=A) if upper is None else np.clip(A, lower, upper, out=A)
+    if hasattr(A, "clamp_"):  # PyTorch: an n x n temporary less
+        import torch  # noqa: PLC0415 -- A is a torch tensor
+
+        for bound, side, keep in ((lower, "min", torch.maximum), (upper, "max", torch.minimum)):
+            if isinstance(bound, torch.Tensor):
+                keep(A, bound, out=A)
+            elif bound is not None:
+                A.clamp_(**{side: bound})
+        return A
+    return xp.maximum(A, lower) if upper is None else xp.clip(A, lower, upper)
+
+
+def conjugate_gradients(matvec, b, preconditioner, *, rtol: float, maxiter: int, xp):
+    """Solve ``A x = b`` for the symmetric positive definite ``A`` (given by ``matvec``) by
+    conjugate gradients with the diagonal preconditioner ``preconditioner`` (a vector, A's
+    diagonal), from 0, until ``||r|| < rtol ||b||`` or ``maxiter`` steps; in ``b``'s namespace and
+    on its device (three scalars per step reach the host).  The iteration of SciPy's ``cg``."""
+    x = xp.zeros_like(b)
+    norm_b = float(xp.linalg.vector_norm(b))
+    if norm_b == 0.0:
+        return x
+    floor = rtol * norm_b
+    r = b
+    p = rho_prev = None
+    for _ in range(maxiter):
+        if float(xp.linalg.vector_norm(r)) < floor:
+            break
+        z = r / preconditioner
+        rho = float(xp.sum(r * z))
+        p = z if p is None else z + (rho / rho_prev) * p
+        q = matvec(p)
+        alpha = rho / float(xp.sum(p * q))
+        x = x + alpha * p
+        r = r - alpha * q
+        rho_prev = rho
+    return x
+
+
+def frobenius(A, xp) -> float:
+    """``||A||_F`` (``||A||_2`` of a vector), without a temporary of A's size."""
+    if is_numpy(xp):
+        return float(np.linalg.norm(A))
+    return math.sqrt(max(inner(A, A, xp), 0.0))
