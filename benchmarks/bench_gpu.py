@@ -231,7 +231,8 @@ def main(argv=None) -> int:
         for on in [args.device] + (["numpy"] if n <= args.cpu_max_n else []):
             timeout = 2.0 * args.time_limit + 300.0
             if problem == "SSC (7)":
-                row = run_case(__file__, "ssc_case", n, on, args.ssc_tol, args.time_limit, timeout=timeout, threads=args.threads,
+                row = run_case(__file__, "ssc_case", n, on, args.ssc_tol, args.time_limit, timeout=timeout,
+                               threads=args.threads,
                                row={"problem": problem, "n": n, "on": on})
             else:
                 row = run_case(__file__, "peng_wei_case", n, on, args.pw_method, args.pw_tol, args.time_limit,
