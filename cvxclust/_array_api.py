@@ -293,6 +293,8 @@ def check_square(K, name: str = "K", *, symmetric: bool = True, nonnegative: boo
     if not bool(xp.all(xp.isfinite(K))):
         raise ValueError(f"{name} contains NaN or infinite entries")
     if symmetric:
+        # a matrix rounded to a narrower dtype is symmetric only to about sqrt(n) times its precision
+        rtol = max(rtol, float(np.sqrt(K.shape[0])) * unit_roundoff(xp, K.dtype))
         scale = max(float(xp.max(xp.abs(K))), 1e-300)
         if float(xp.max(xp.abs(K - K.T))) > rtol * scale:
             raise ValueError(f"{name} must be symmetric")

@@ -234,13 +234,16 @@ class PSDProjector:
         w, V = xp.linalg.eigh(A)
         keep = w > 0
         self.n_positive = int(xp.sum(xp.astype(keep, xp.int64)))
-        if self.n_positive <= n // 2:
-            scale = xp.where(keep, xp.sqrt(xp.where(keep, w, 0.0)), 0.0)
-            Vp = V * scale[None, :]
-            return Vp @ Vp.T
-        scale = xp.where(keep, 0.0, xp.sqrt(xp.where(keep, 0.0, -w)))
-        Vn = V * scale[None, :]
-        return A + Vn @ Vn.T
+        few_positive = self.n_positive <= n // 2
+        # the kept side's square roots, zero elsewhere: V's columns scaled (in place where the
+        # library allows it, an n x n array less), then one product
+        scale = xp.sqrt(xp.where(keep, w, 0.0) if few_positive else xp.where(keep, 0.0, -w))
+        del w, keep
+        if hasattr(V, "mul_"):  # PyTorch
+            V.mul_(scale[None, :])
+            return V @ V.T if few_positive else A.addmm(V, V.T)
+        V = V * scale[None, :]
+        return V @ V.T if few_positive else A + V @ V.T
 
 
 

@@ -225,6 +225,16 @@ def test_check_square_symmetrises_on_the_library_without_modifying(library_name)
 
 
 @pytest.mark.parametrize("library_name", FOREIGN)
+def test_check_square_takes_float32_rounding_as_symmetric(library_name):
+    M = symmetric().astype(np.float32)
+    M[0, 1] = np.nextafter(M[0, 1], np.float32(np.inf))  # one unit in the last place off
+    assert to_numpy(check_square(as_library(M, library_name, dtype="float32"), "K")).dtype == np.float32
+    M = M.astype(np.float64)  # the same difference is no rounding of float64
+    with pytest.raises(ValueError, match="K must be symmetric"):
+        check_square(as_library(M, library_name), "K")
+
+
+@pytest.mark.parametrize("library_name", FOREIGN)
 @pytest.mark.parametrize("value, kwargs, message", [
     (np.ones((2, 3)), {}, r"K must be a square matrix, got shape \(2, 3\)"),
     (np.ones((1, 1)), {"min_size": 2}, r"K must be at least 2 x 2, got \(1, 1\)"),
