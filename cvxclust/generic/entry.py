@@ -12,6 +12,7 @@ from cvxpy import settings as cvxpy_settings
 from cvxpy.problems.problem import SolverStats
 from cvxpy.reductions.solution import Solution
 
+from .._array_api import check_arrays, is_foreign, library
 from .._checks import check_square_matrix
 from .._memory import MemoryNeed, check_memory, square_bytes
 from .._progress import call_clock
@@ -20,6 +21,7 @@ from ..result import Result
 from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
 from .compact import off_diagonal_all
+from .device import arrays_for, check_device_fits, check_device_options, device_form
 from .dual_newton import GenericDualNewton, nearest_point_reason
 from .lowrank import LowRank
 from .lowrank_form import lowrank_form, lowrank_reason
@@ -129,6 +131,23 @@ def _dense_choice(form) -> tuple[str, str]:
     return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
 
 
+def choose_device_method(form, arrays) -> tuple[str, str]:
+    """The method ``method="auto"`` runs on a device, and why: ``"dual-newton"`` where
+    :func:`choose_method` picks it by the problem's structure and its arrays fit the device's
+    free memory, else ``"generic"`` (the other methods run on NumPy only)."""
+    method, reason = _dense_choice(form)
+    where = f"on {library(arrays.xp)} device {arrays.device}"
+    if method == "dual-newton":
+        try:
+            check_device_fits(form.n, method, DENSE_COPIES[method], arrays)
+            return method, f"{reason} ({where})"
+        except MemoryNeed:
+            return "generic", f"dual-newton would not fit in the free memory {where}: generic"
+    if method != "generic":
+        return "generic", f"{method} runs on NumPy only ({reason}); {where}: generic"
+    return method, f"{reason} ({where})"
+
+
 #: the order from which ``"auto"`` picks ``"lowrank"`` where it takes the problem
 LOWRANK_MIN_N = 1000
 #: the same where ``X >= 0`` is held by a nonnegative factor (the k-means SDP): below it the
@@ -194,17 +213,34 @@ class CvxpyRelaxation(Relaxation):
     def _check(self, X) -> np.ndarray:
         n = self.standard_form().n
         X = check_square_matrix(X, "X", symmetric=False)
-        if X.shape != (n, n):
-            raise ValueError(f"X must be of shape ({n}, {n}), got {X.shape}")
+        if tuple(X.shape) != (n, n):
+            raise ValueError(f"X must be of shape ({n}, {n}), got {tuple(X.shape)}")
         return X
 
+    def _form_of(self, X):
+        """The standard form, or, for an X of another array library, its parts on X's device
+        (moved once per library, device and dtype): no ``n x n`` copy of X to the host."""
+        form = self.standard_form()
+        if not is_foreign(X):
+            return form
+        arrays = check_arrays(X=X)
+        key = (library(arrays.xp), str(arrays.device), str(arrays.dtype))
+        forms = self.__dict__.setdefault("_device_forms", {})
+        if key not in forms:
+            forms[key] = device_form(form, arrays)
+        return forms[key]
+
     def objective(self, X) -> float:
-        """The problem's objective at X (its own sense and scale)."""
-        return self.standard_form().objective(self._check(X))
+        """The problem's objective at X (its own sense and scale; on X's device for an array of
+        another library)."""
+        X = self._check(X)
+        return self._form_of(X).objective(X)
 
     def residuals(self, X) -> dict[str, float]:
-        """Relative violations (:meth:`cvxclust.generic.StandardForm.residuals`)."""
-        return self.standard_form().residuals(self._check(X))
+        """Relative violations (:meth:`cvxclust.generic.StandardForm.residuals`; on X's device
+        for an array of another library)."""
+        X = self._check(X)
+        return self._form_of(X).residuals(X)
 
     def scalable_methods(self) -> list[str]:
         """``"generic"``, ``"dual-newton"`` where the problem is a nearest-point problem
@@ -227,7 +263,15 @@ class CvxpyRelaxation(Relaxation):
         (:func:`choose_method`) and records why in ``Result.extras["auto"]``.  A dense method
         (:data:`DENSE_COPIES`) is refused before it starts where its arrays would not fit in
         memory (:func:`check_dense_memory`: a ValueError naming the method, the order, the bytes
-        and what to use instead)."""
+        and what to use instead).  ``device=`` and ``dtype=`` (:func:`solve`) are checked here,
+        once."""
+        device, dtype = options.get("device"), options.get("dtype")
+        if device is not None or dtype is not None:
+            arrays = arrays_for(device, dtype)
+            if arrays.numpy:  # "cpu": NumPy in float64, as without the options
+                options = {k: v for k, v in options.items() if k not in ("device", "dtype")}
+            else:
+                return self._solve_on_device(method, arrays, options)
         if method != "auto":
             if method in DENSE_COPIES:
                 check_dense_memory(self.standard_form(), method)
@@ -239,6 +283,21 @@ class CvxpyRelaxation(Relaxation):
             method, reason = "generic", f"options {others} are not {method}'s ({reason}): generic"
             check_dense_memory(self.standard_form(), method)
         result = super().solve(method, **options)
+        return dataclasses.replace(result, extras={**result.extras, "auto": reason})
+
+    def _solve_on_device(self, method: str, arrays, options) -> Result:
+        """:meth:`solve` with ``device=`` off NumPy: the methods of
+        :data:`~cvxclust.generic.device.DEVICE_METHODS` only; ``"auto"`` picks one of them
+        (:func:`choose_device_method`)."""
+        form = self.standard_form()
+        reason = None
+        if method == "auto":
+            method, reason = choose_device_method(form, arrays)
+        check_device_options(method, arrays)
+        check_device_fits(form.n, method, DENSE_COPIES[method], arrays)
+        result = super().solve(method, **options)
+        if reason is None:
+            return result
         return dataclasses.replace(result, extras={**result.extras, "auto": reason})
 
     def objective_scale(self) -> float:
