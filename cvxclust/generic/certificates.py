@@ -147,8 +147,11 @@ def _device_box_terms(state, Lam):
     ``max(Lam, 0) L + min(Lam, 0) U`` over the finite bounds, on the device (a compact bound as
     its two numbers)."""
     xp, form = state.arrays.xp, state.form
-    Lam = form.L.entries(lambda lam, low, high: xp.where(((lam > 0) & (low == -np.inf)) | ((lam < 0) & (high == np.inf)),
-                                                         0.0, lam), Lam, form.U)
+
+    def signed(lam, low, high):  # no multiplier of a side without a finite bound
+        return xp.where(((lam > 0) & (low == -np.inf)) | ((lam < 0) & (high == np.inf)), 0.0, lam)
+
+    Lam = form.L.entries(signed, Lam, form.U)
     terms = [state.L0.entries(lambda lam, low: xp.maximum(lam, 0.0) * low, Lam),
              state.U0.entries(lambda lam, high: xp.minimum(lam, 0.0) * high, Lam)]
     return Lam, terms

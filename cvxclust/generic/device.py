@@ -183,7 +183,7 @@ def _device_block(block, arrays: Arrays):
     """``X -> block(X)`` on the device for a block of :class:`~cvxclust.generic.compact.Rows`."""
     xp = arrays.xp
     if isinstance(block, RowSumsBlock):
-        index = xp.asarray(block.I, device=arrays.device)
+        index = xp.asarray(np.array(block.I, dtype=np.int64), device=arrays.device)
         coef = moved(block.coef, arrays)
         return lambda X: coef * (xp.take(xp.sum(X, axis=1), index) + xp.take(xp.sum(X, axis=0), index)) / 2
     if isinstance(block, TotalBlock):
