@@ -273,21 +273,18 @@ class DeviceAnderson:
             k, q = self.slot, min(self.count + 1, self.memory)
             self.dG[k, :] = g - self.last[1]
             self.dT[k, :] = s - self.last[0] + self.dG[k, :]
+            # the new difference's products with the kept ones and with g: q + 1 numbers to the host
             both = to_numpy(xp.concat([self.dG[:q, :] @ self.dG[k, :], xp.reshape(self.dG[k, :] @ g, (1,))]))
-            row = both[:q]
-            self.gram[k, :q] = row
-            self.gram[:q, k] = row
-            self.products[:q] += row
-            self.products[k] = both[q]
+            self.gram[k, :q], self.gram[:q, k] = both[:q], both[:q]
+            # dG_j @ g = dG_j @ g_prev + dG_j @ dG_k for the slots kept
+            self.products[:q], self.products[k] = self.products[:q] + both[:q], both[q]
             self.count, self.slot = q, (k + 1) % self.memory
         self.last, self.last_norm = (s, g), value
-        if self.count == 0:
+        if not self.count:
             self.fallback = None
             return t
-        q = self.count
-        gram = self.gram[:q, :q].copy()
-        gram[np.diag_indices(q)] += 1e-10 * np.trace(gram) + 1e-300
-        gamma = np.linalg.solve(gram, self.products[:q])
-        self.fallback = t
+        q, self.fallback = self.count, t
+        tikhonov = (1e-10 * np.trace(self.gram[:q, :q]) + 1e-300) * np.eye(q)  # as the host's accelerator
+        gamma = np.linalg.solve(self.gram[:q, :q] + tikhonov, self.products[:q])
         return t - self.arrays.asarray(gamma) @ self.dT[:q, :]
 

@@ -386,7 +386,11 @@ def solve(problem, method: str = "auto", **options) -> Result:
         :class:`~cvxclust.generic.GenericNewton`; for ``"alm"`` those of
         :class:`~cvxclust.generic.AugmentedLagrangian`; for ``"lowrank"`` those of
         :class:`~cvxclust.generic.LowRank` (``rank``, ``max_rank``, ``random_state``, ``form_X``,
-        ...).  With ``"auto"``, options of the chosen method.
+        ...).  With ``"auto"``, options of the chosen method.  ``device=`` (``"cuda"``,
+        ``"cuda:1"``, a ``torch.device``; None or ``"cpu"``: NumPy) and ``dtype=``
+        (``"float64"``, the default, or ``"float32"``) run ``"generic"`` (its two-block path) and
+        ``"dual-newton"`` with PyTorch on that device, ``X`` returned there; the other methods
+        refuse a device, and ``"auto"`` picks among those two (:func:`choose_device_method`).
 
     Raises
     ------

@@ -46,6 +46,13 @@ to thousands of iterations): once the gap is met, a check may take instead the f
 alternating projections from the iterate whose residuals do
 (:func:`cvxclust.generic.restoration.within_residual`, at most ``polish_rounds`` rounds).
 
+**On any array API device** (``device=``, :mod:`cvxclust.generic.device`).  The two-block
+path runs in the namespace of the Python array API standard the option names (PyTorch on a GPU):
+the cost, the bounds and the centre move there once, at the start, and the iteration, its
+eigendecompositions (full ones: SciPy's eigenvalues by index are NumPy's only), the
+certificates and the returned point stay there.  The consensus path and tied entries run on
+NumPy only and are refused on a device; NumPy keeps its in-place and partial fast paths.
+
 References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
 Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
 in Machine Learning, 2011; G. Banjac, P. Goulart, B. Stellato, S. Boyd, "Infeasibility detection in
@@ -122,6 +129,12 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         A previous result of this solver (or any Result whose X has the right shape): its point,
         and its multipliers and penalty where they fit the problem, start the iteration (a
         problem re-solved after changing one constraint).
+    device, dtype : str, torch.device or None
+        Where the two-block path iterates (:func:`cvxclust._array_api.device_namespace`: None or
+        ``"cpu"`` is NumPy, ``"cuda"`` or a ``torch.device`` PyTorch there) and in which floating
+        dtype there (``"float64"``, the default, or ``"float32"``); ``X`` comes back on the
+        device.  The bound's rounding allowance is scaled by the dtype's unit roundoff: it
+        holds for float64, and is looser in float32.
 
     Returns
     -------
