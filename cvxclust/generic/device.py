@@ -17,7 +17,7 @@ import dataclasses
 
 import numpy as np
 
-from .._array_api import Arrays, check_device_memory, device_namespace, diagonal, to_numpy
+from .._array_api import Arrays, check_device_memory, device_namespace, diagonal, library, to_numpy
 from .compact import RowSumsBlock, TotalBlock, bound_sizes, off_and_diagonal
 
 __all__ = ["DeviceAnderson", "DeviceBound", "DeviceForm", "device_form", "device_split", "inner", "norm",
@@ -25,6 +25,11 @@ __all__ = ["DeviceAnderson", "DeviceBound", "DeviceForm", "device_form", "device
 
 #: the methods of :func:`cvxclust.solve` that run on a device (the others are NumPy-only)
 DEVICE_METHODS = ("generic", "dual-newton")
+#: the dense ``n x n`` arrays each of them holds on the device, counted (not measured): the
+#: generic ADMM's cost, state, image and copies (about 6), Anderson's differences (2 x 5), the
+#: eigendecomposition's input, vectors and workspace (about 4), the kept point and temporaries,
+#: with a margin; the dual Newton method's as on the host
+DEVICE_COPIES = {"generic": 32, "dual-newton": 16}
 
 
 def arrays_for(device, dtype) -> Arrays:
@@ -211,6 +216,17 @@ def check_device_fits(n: int, method: str, copies: int, arrays: Arrays) -> None:
     check_device_memory(copies * n * n * np.dtype(str(arrays.dtype).rsplit(".", 1)[-1]).itemsize,
                         f"method={method!r} on a problem of order {n} (about {copies} dense {n} x {n} arrays)",
                         arrays, "use a smaller problem, or method='lowrank' on the host")
+
+
+def device_key(arrays: Arrays) -> tuple[str, str, str]:
+    """The library, device and dtype of ``arrays`` as strings (``"cuda"`` as ``"cuda:<current>"``,
+    the device PyTorch puts it on), a key for the parts moved there."""
+    device = str(arrays.device)
+    if device == "cuda":
+        import torch  # noqa: PLC0415 -- only a CUDA device gets here
+
+        device = f"cuda:{torch.cuda.current_device()}"
+    return library(arrays.xp), device, str(arrays.dtype)
 
 
 def device_form(form, arrays: Arrays) -> DeviceForm:

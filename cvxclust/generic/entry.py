@@ -21,7 +21,7 @@ from ..result import Result
 from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
 from .compact import off_diagonal_all
-from .device import arrays_for, check_device_fits, check_device_options, device_form
+from .device import DEVICE_COPIES, arrays_for, check_device_fits, check_device_options, device_form, device_key
 from .dual_newton import GenericDualNewton, nearest_point_reason
 from .lowrank import LowRank
 from .lowrank_form import lowrank_form, lowrank_reason
@@ -139,7 +139,7 @@ def choose_device_method(form, arrays) -> tuple[str, str]:
     where = f"on {library(arrays.xp)} device {arrays.device}"
     if method == "dual-newton":
         try:
-            check_device_fits(form.n, method, DENSE_COPIES[method], arrays)
+            check_device_fits(form.n, method, DEVICE_COPIES[method], arrays)
             return method, f"{reason} ({where})"
         except MemoryNeed:
             return "generic", f"dual-newton would not fit in the free memory {where}: generic"
@@ -219,15 +219,17 @@ class CvxpyRelaxation(Relaxation):
 
     def _form_of(self, X):
         """The standard form, or, for an X of another array library, its parts on X's device
-        (moved once per library, device and dtype): no ``n x n`` copy of X to the host."""
-        form = self.standard_form()
-        if not is_foreign(X):
-            return form
-        arrays = check_arrays(X=X)
-        key = (library(arrays.xp), str(arrays.device), str(arrays.dtype))
+        (:meth:`device_form`): no ``n x n`` copy of X to the host."""
+        return self.device_form(check_arrays(X=X)) if is_foreign(X) else self.standard_form()
+
+    def device_form(self, arrays):
+        """The standard form's cost and bounds on the device of ``arrays``
+        (:func:`~cvxclust.generic.device.device_form`), moved once per library, device and dtype
+        and shared by the solvers and the checks of their points."""
         forms = self.__dict__.setdefault("_device_forms", {})
+        key = device_key(arrays)
         if key not in forms:
-            forms[key] = device_form(form, arrays)
+            forms[key] = device_form(self.standard_form(), arrays)
         return forms[key]
 
     def objective(self, X) -> float:
@@ -294,7 +296,7 @@ class CvxpyRelaxation(Relaxation):
         if method == "auto":
             method, reason = choose_device_method(form, arrays)
         check_device_options(method, arrays)
-        check_device_fits(form.n, method, DENSE_COPIES[method], arrays)
+        check_device_fits(form.n, method, DEVICE_COPIES[method], arrays)
         result = super().solve(method, **options)
         if reason is None:
             return result

@@ -193,7 +193,8 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         host = form
         if not arrays.numpy:  # the iteration's arrays move to the device once, here
             split = device_split(split, arrays)
-            form = device_form(form, arrays)
+            shared = getattr(self.relaxation, "device_form", None)  # the relaxation's copy, where it keeps one
+            form = shared(arrays) if shared is not None else device_form(form, arrays)
             start = split.centre if split.centre is not None else moved(np.zeros((n, n)), arrays)
         state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
         state.arrays, state.scale = arrays, scale

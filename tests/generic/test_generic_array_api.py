@@ -161,3 +161,13 @@ def test_dual_newton_on_a_device(on):
     result = cvxclust.solve(problem, method="dual-newton", device=on("torch"))
     assert result.status == "optimal" and library(namespace_of(result.X)) == "torch"
     assert abs(result.objective - reference.objective) <= 1e-6 * abs(reference.objective)
+
+
+def test_a_device_without_the_memory_is_refused_before_the_solve(on, monkeypatch):
+    import cvxclust._array_api as core
+
+    torch_device = on("torch")
+    monkeypatch.setattr(core, "device_free_bytes", lambda device: 1000)
+    problem, _ = peng_wei(n=12)
+    with pytest.raises(ValueError, match=r"method='generic' on a problem of order 12 .* needs .* 1000 B"):
+        cvxclust.solve(problem, device=torch_device)
