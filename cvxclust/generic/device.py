@@ -237,14 +237,16 @@ def device_form(form, arrays: Arrays) -> DeviceForm:
 
 
 def device_split(split, arrays: Arrays):
-    """The splitting with its centres on the device; a ValueError where rows are left beside the
-    spectral set (the consensus path) or rows tie entries: those run on NumPy only."""
+    """The splitting (read with ``project_centre=False``) with its centres moved to the device and
+    projected onto the spectral set there; a ValueError where rows are left beside the spectral
+    set (the consensus path) or rows tie entries: those run on NumPy only."""
     if split.A.shape[0] or split.ties is not None:
         what = (f"{split.A.shape[0]} constraint rows are neither bounds, common row sums nor the trace"
                 if split.A.shape[0] else "constraint rows tie entries of X to each other")
         raise ValueError(f"method='generic' runs on a device only where the rows are bounds, common row sums and the "
                          f"trace; here {what}: pass NumPy arrays (device=None)")
-    move = (lambda M: None if M is None else moved(M, arrays))
+    spectral = split.spectral
+    move = (lambda M: None if M is None else moved(M, arrays) if spectral.trivial else spectral.project(moved(M, arrays)))
     return dataclasses.replace(split, centre=move(split.centre), psd_centre=move(split.psd_centre))
 
 

@@ -183,19 +183,18 @@ class GenericSolver(PolishedPoints, IterativeSolver):
     def init_state(self):
         form = self.relaxation.standard_form()
         arrays = arrays_for(self.device, self.dtype)
-        split = splitting.split(form, partial=self.partial_eig and arrays.numpy)
-        n = form.n
-        start = split.centre if split.centre is not None else np.zeros((n, n))
-        scale = max(np.linalg.norm(start), 1.0)
-        rho = self.rho
-        if rho is None:
-            rho = 2.0 * form.c if form.c > 0 else max(frobenius_norm(form.C), _TINY) / scale
-        host = form
+        # on a device the centres are projected there (device_split), not by the host's eigensolver
+        split = splitting.split(form, partial=self.partial_eig and arrays.numpy, project_centre=arrays.numpy)
+        n, host = form.n, form
         if not arrays.numpy:  # the iteration's arrays move to the device once, here
             split = device_split(split, arrays)
             shared = getattr(self.relaxation, "device_form", None)  # the relaxation's copy, where it keeps one
             form = shared(arrays) if shared is not None else device_form(form, arrays)
-            start = split.centre if split.centre is not None else moved(np.zeros((n, n)), arrays)
+        start = split.centre if split.centre is not None else moved(np.zeros((n, n)), arrays)
+        scale = max(np.linalg.norm(start), 1.0) if arrays.numpy else max(norm(start, arrays.xp), 1.0)
+        rho = self.rho
+        if rho is None:
+            rho = 2.0 * form.c if form.c > 0 else max(frobenius_norm(form.C), _TINY) / scale
         state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
         state.arrays, state.scale = arrays, scale
         if arrays.numpy:
