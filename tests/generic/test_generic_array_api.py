@@ -51,6 +51,16 @@ def max_cut(n=20, seed=1):
     return cp.Problem(cp.Maximize(cp.trace(laplacian @ X) / 4), [X >> 0, cp.diag(X) == 1]), laplacian
 
 
+def nearest(n=16, seed=3):
+    """SSC (7) stated in cvxpy: a Frobenius objective (the cone-free start), row sums without a
+    trace (the restoration that moves violations onto the diagonal)."""
+    rng = np.random.default_rng(seed)
+    P = rng.normal(size=(n, 3))
+    K = np.exp(-((P[:, None] - P[None]) ** 2).sum(-1))
+    X = cp.Variable((n, n), symmetric=True)
+    return cp.Problem(cp.Minimize(cp.sum_squares(X - K)), [X >> 0, X >= 0, cp.sum(X, axis=1) == 1]), K
+
+
 def assert_agrees(result, reference, name):
     assert reference.status == "optimal"
     assert result.status == "optimal", result.status
@@ -62,7 +72,7 @@ def assert_agrees(result, reference, name):
 
 
 @pytest.mark.parametrize("name", FOREIGN)
-@pytest.mark.parametrize("make", [peng_wei, max_cut], ids=["peng-wei", "max-cut"])
+@pytest.mark.parametrize("make", [peng_wei, max_cut, nearest], ids=["peng-wei", "max-cut", "ssc7"])
 def test_a_solve_on_a_device_agrees_with_numpy(on, name, make):
     problem, data = make()
     kept = data.copy()
