@@ -246,7 +246,12 @@ def device_split(split, arrays: Arrays):
         raise ValueError(f"method='generic' runs on a device only where the rows are bounds, common row sums and the "
                          f"trace; here {what}: pass NumPy arrays (device=None)")
     spectral = split.spectral
-    move = (lambda M: None if M is None else moved(M, arrays) if spectral.trivial else spectral.project(moved(M, arrays)))
+
+    def move(M):
+        if M is None:
+            return None
+        return moved(M, arrays) if spectral.trivial else spectral.project(moved(M, arrays))
+
     return dataclasses.replace(split, centre=move(split.centre), psd_centre=move(split.psd_centre))
 
 
