@@ -67,9 +67,6 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..acceleration import AndersonAccelerator
 from ..parameters import Interval
@@ -81,6 +78,7 @@ from .certificates import (INFEASIBILITY_EVERY, bound_at, contradicting_rows, in
 from .device import DeviceAnderson, arrays_for, device_form, device_split, moved, norm
 from .spectral_set import SpectralSet, frobenius_norm
 from .state import GenericState
+from .consensus import ConsensusStep
 from .polishing import PolishedPoints
 from .restoration import restore
 from . import splitting
@@ -93,7 +91,7 @@ _TINY = 1e-300
 _REACH = 100.0
 
 
-class GenericSolver(PolishedPoints, IterativeSolver):
+class GenericSolver(ConsensusStep, PolishedPoints, IterativeSolver):
     """Solve a problem of the standard form by ADMM with a certified bound; see the module docstring.
 
     Parameters
@@ -390,42 +388,6 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         state.fixed_point_residual = float(_norm(state, state.image - state.S))
         return {"primal_residual": state.r_primal, "dual_residual": state.r_dual,
                 "fixed_point_residual": state.fixed_point_residual, "rho": state.rho}
-
-    def _solve_rows(self, state, r, h):
-        """``lambda`` of the X-step: ``(A A^*/h + diag(0, 1/rho)) lambda = r``."""
-        split, rho = state.split, state.rho
-        m, n_eq = split.A.shape[0], split.n_eq
-        if state.factor_key != (rho, h):
-            K = state.gram / h
-            if m > n_eq:
-                K = K + sp.diags(np.r_[np.zeros(n_eq), np.full(m - n_eq, 1.0 / rho)])
-            ridge = 1e-13 * max(float(K.diagonal().max()), _TINY)  # redundant equalities
-            K = K + ridge * sp.identity(m)
-            if m <= 3000:
-                factor = sla.cho_factor(K.toarray())
-                state.solve = lambda b: sla.cho_solve(factor, b)
-            else:
-                state.solve = spla.splu(sp.csc_matrix(K)).solve
-            state.factor_key = (rho, h)
-        return state.solve(r)
-
-    def _x_step(self, state, values, multipliers, t, u_t):
-        """X (and the slack s) minimising f plus the copies' penalties subject to the rows."""
-        form, split, rho = state.form, state.split, state.rho
-        A, n_eq, n = split.A, split.n_eq, form.n
-        h = 2.0 * form.c + rho * len(state.copies)
-        V = -form.C.copy()
-        for name in state.copies:
-            V += rho * (values[name] - multipliers[name])
-        V /= h
-        v = t - u_t
-        r = A @ V.ravel()
-        r[:n_eq] -= split.lo[:n_eq]
-        r[n_eq:] -= v
-        lam = self._solve_rows(state, r, h)
-        state.lam = lam
-        X = V - (A.T @ lam).reshape(n, n) / h
-        return X, v + lam[n_eq:] / rho
 
     # -- certification --------------------------------------------------------------------------
     def _box_multiplier(self, state):
