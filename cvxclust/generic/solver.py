@@ -82,7 +82,7 @@ from .consensus import ConsensusStep
 from .polishing import PolishedPoints
 from .restoration import restore
 from . import splitting
-from .warm_start import read_warm_start
+from .warm_start import read_warm_start, warm_start_on_host
 
 __all__ = ["GenericSolver"]
 
@@ -207,7 +207,7 @@ class GenericSolver(ConsensusStep, PolishedPoints, IterativeSolver):
         box_multiplier = None
         warm = self.warm_start
         if warm is not None:
-            warm = read_warm_start(warm, n, split.A.shape[0])
+            warm = read_warm_start(warm_start_on_host(warm, arrays), n, split.A.shape[0])
             start, box_multiplier = warm.X, warm.box_multiplier
             if not arrays.numpy:
                 start = moved(start, arrays)

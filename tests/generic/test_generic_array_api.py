@@ -5,6 +5,8 @@ methods and paths that run on NumPy only, and of bad ``device`` and ``dtype`` va
 
 from __future__ import annotations
 
+import dataclasses
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -181,3 +183,23 @@ def test_a_device_without_the_memory_is_refused_before_the_solve(on, monkeypatch
     problem, _ = peng_wei(n=12)
     with pytest.raises(ValueError, match=r"method='generic' on a problem of order 12 .* needs .* 1000 B"):
         cvxclust.solve(problem, device=torch_device)
+
+
+@pytest.mark.parametrize("name", FOREIGN)
+def test_a_warm_start_on_the_device_of_the_solve(on, name):
+    problem, _ = peng_wei(n=12)
+    first = cvxclust.solve(problem, method="generic", device=on(name), tol=1e-3)
+    again = cvxclust.solve(problem, method="generic", device=on(name), warm_start=first)
+    assert again.status == "optimal" and library(namespace_of(again.X)) == name
+    with pytest.raises(TypeError, match=f"warm_start has an X of {name}, and this solve runs on numpy"):
+        cvxclust.solve(problem, method="generic", warm_start=first)
+
+
+def test_a_warm_start_on_another_device_is_refused(on):
+    strict = pytest.importorskip("array_api_strict")
+    problem, _ = peng_wei(n=12)
+    first = cvxclust.solve(problem, method="generic", device=on("array_api_strict"), tol=1e-3)
+    elsewhere = strict.asarray(to_numpy(first.X), device=strict.Device("device1"))
+    moved = dataclasses.replace(first, X=elsewhere, extras={**first.extras, "box_multiplier": None})
+    with pytest.raises(ValueError, match="warm_start has an X on device .*device1.*, and this solve runs on"):
+        cvxclust.solve(problem, method="generic", device="strict-device", warm_start=moved)
