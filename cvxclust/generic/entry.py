@@ -12,7 +12,7 @@ from cvxpy import settings as cvxpy_settings
 from cvxpy.problems.problem import SolverStats
 from cvxpy.reductions.solution import Solution
 
-from .._array_api import check_arrays, is_foreign, library
+from .._array_api import check_arrays, is_foreign, library, to_numpy
 from .._checks import check_square_matrix
 from .._memory import MemoryNeed, check_memory, square_bytes
 from .._progress import call_clock
@@ -437,7 +437,8 @@ def cvxpy_solution(problem, result: Result) -> Solution:
     the status (:data:`CVXPY_STATUS`), the point (none where the problem is infeasible or
     unbounded, whose value is then ``+inf`` or ``-inf`` in the problem's sense, as cvxpy's own
     solvers report them, and none where ``result.X`` is None: a low-rank method's factor
-    ``extras["factor"]`` stands for the point), no dual values (the solver's multipliers belong to the standard form,
+    ``extras["factor"]`` stands for the point; a point on a device is copied to the host, as
+    cvxpy holds NumPy values), no dual values (the solver's multipliers belong to the standard form,
     not to the problem's constraints: those of an earlier solve are cleared), and the
     statistics of :class:`cvxpy.problems.problem.SolverStats`."""
     status = CVXPY_STATUS.get(result.status, cp.USER_LIMIT)
@@ -446,8 +447,8 @@ def cvxpy_solution(problem, result: Result) -> Solution:
         value, point = (np.inf if minimize else -np.inf), None
     elif status == cp.UNBOUNDED:
         value, point = (-np.inf if minimize else np.inf), None
-    else:
-        value, point = result.objective, result.X
+    else:  # cvxpy holds NumPy values: a point on a device is copied to the host here, once
+        value, point = result.objective, to_numpy(result.X)
     primal = {variable.id: point for variable in problem.variables()}
     dual = {constraint.id: None for constraint in problem.constraints}
     attr = {cvxpy_settings.SOLVE_TIME: result.time, cvxpy_settings.SETUP_TIME: result.extras.get("read_time"),

@@ -203,3 +203,11 @@ def test_a_warm_start_on_another_device_is_refused(on):
     moved = dataclasses.replace(first, X=elsewhere, extras={**first.extras, "box_multiplier": None})
     with pytest.raises(ValueError, match="warm_start has an X on device .*device1.*, and this solve runs on"):
         cvxclust.solve(problem, method="generic", device="strict-device", warm_start=moved)
+
+
+def test_problem_solve_in_place_gives_cvxpy_a_numpy_value(on):
+    problem, _ = peng_wei(n=12)
+    value = problem.solve(method="cvxclust", device=on("torch"))
+    assert isinstance(problem.variables()[0].value, np.ndarray)
+    assert library(namespace_of(problem.cvxclust_result.X)) == "torch"
+    assert value == pytest.approx(problem.cvxclust_result.objective)
