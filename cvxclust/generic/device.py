@@ -20,8 +20,9 @@ import numpy as np
 from .._array_api import Arrays, check_device_memory, device_namespace, diagonal, library, to_numpy
 from .compact import RowSumsBlock, TotalBlock, bound_sizes, off_and_diagonal
 
-__all__ = ["DeviceAnderson", "DeviceBound", "DeviceForm", "device_form", "device_split", "inner", "norm",
-           "set_diagonal"]
+__all__ = ["DEVICE_COPIES", "DEVICE_METHODS", "DeviceAnderson", "DeviceBound", "DeviceForm", "arrays_for",
+           "check_device_fits", "check_device_options", "device_form", "device_key", "device_split", "inner", "moved",
+           "norm", "set_diagonal"]
 
 #: the methods of :func:`cvxclust.solve` that run on a device (the others are NumPy-only)
 DEVICE_METHODS = ("generic", "dual-newton")
@@ -55,7 +56,8 @@ def inner(A, B, xp) -> float:
 
 
 def set_diagonal(A, d, xp):
-    """``A`` with its diagonal replaced by ``d`` (in place in PyTorch and CuPy); returns the result."""
+    """``A`` with its diagonal replaced by ``d`` (in place in PyTorch, elsewhere through an ``n x n``
+    mask); returns the result, which the caller must use."""
     if hasattr(A, "diagonal") and hasattr(A, "copy_"):  # torch
         A.diagonal().copy_(d)
         return A
@@ -65,7 +67,8 @@ def set_diagonal(A, d, xp):
 
 
 def _device(x):
-    from array_api_compat import device
+    """The device of the array ``x`` (``array_api_compat``, imported only off NumPy)."""
+    from array_api_compat import device  # noqa: PLC0415
 
     return device(x)
 
@@ -97,6 +100,8 @@ class DeviceBound:
         if all(b.pair is not None for b in bounds):
             xp = self.xp
             out = f(*Ms, *(b.pair[0] for b in bounds))
+            if any(out is A for A in Ms):  # its diagonal is written next: never into an argument
+                out = xp.asarray(out, copy=True)
             return set_diagonal(out, f(*(diagonal(A, xp) for A in Ms), *(b.pair[1] for b in bounds)), xp)
         return f(*Ms, *(b.dense() for b in bounds))
 
