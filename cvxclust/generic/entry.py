@@ -271,6 +271,9 @@ class CvxpyRelaxation(Relaxation):
         if device is not None or dtype is not None:
             arrays = arrays_for(device, dtype)
             if arrays.numpy:  # "cpu": NumPy in float64, as without the options
+                if "32" in str(getattr(dtype, "name", dtype)):
+                    raise ValueError(f"dtype={dtype!r} needs a device (device='cuda' or a torch.device): NumPy "
+                                     "solves in float64")
                 options = {k: v for k, v in options.items() if k not in ("device", "dtype")}
             else:
                 return self._solve_on_device(method, arrays, options)

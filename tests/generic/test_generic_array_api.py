@@ -145,6 +145,12 @@ def test_bad_device_and_dtype_are_refused():
         cvxclust.solve(problem, method="generic", device="cpu", dtype="float16")
 
 
+def test_float32_without_a_device_is_refused():
+    problem, _ = peng_wei(n=12)
+    with pytest.raises(ValueError, match="dtype='float32' needs a device"):
+        cvxclust.solve(problem, method="generic", dtype="float32")
+
+
 def test_device_cpu_is_numpy():
     problem, _ = peng_wei(n=12)
     result = cvxclust.solve(problem, method="generic", device="cpu")
