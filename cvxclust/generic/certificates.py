@@ -59,6 +59,7 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
+from .._array_api import to_numpy
 from .spectral_set import frobenius_norm
 from .standard_form import StandardForm
 
@@ -83,11 +84,13 @@ def bound_at(state, Lam, y, objective: bool = True) -> float:
     so that a positive value certifies that no X meets the constraints (it is positively
     homogeneous in the multipliers: its supremum is then infinite)."""
     form, split = state.form, state.split
-    C, c = (form.C, form.c) if objective else (np.zeros_like(form.C), 0.0)
+    arrays = getattr(state, "arrays", None)
+    xp = np if arrays is None or arrays.numpy else arrays.xp
+    C, c = (form.C, form.c) if objective else (xp.zeros_like(form.C), 0.0)
     # the bound is the sum of these terms; their sizes bound its rounding error, which runaway
     # multipliers would otherwise let cross the optimal value
     terms = [form.constant if objective else 0.0]
-    M = np.zeros((form.n, form.n))
+    M = xp.zeros_like(C)
     if split.A.shape[0]:
         lo, hi = split.lo, split.hi
         y = np.where(((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)), 0.0, y)
@@ -101,6 +104,12 @@ def bound_at(state, Lam, y, objective: bool = True) -> float:
             # limit: the box multiplier takes that part (any multiplier gives a valid bound)
             Lam = Lam + state.spectral.unbounded_part(C - M - Lam)
         raw = Lam
+        if xp is not np:  # on a device: the box's bounds as they are held there
+            Lam, box_terms = _device_box_terms(state, Lam)
+            terms += box_terms
+            M += Lam
+            Lam = None
+    if Lam is not None:
         Lam = np.where(((Lam > 0) & ~state.finite_L) | ((Lam < 0) & ~state.finite_U), 0.0, Lam)
         if split.ties is not None:  # a tied group's support term takes its multipliers' sum
             tied, group_terms = split.ties.support(raw)
@@ -111,7 +120,7 @@ def bound_at(state, Lam, y, objective: bool = True) -> float:
             Lam = Lam + tied
         M += Lam
     G = C - M
-    spectral, norm = state.spectral, float(np.linalg.norm(G))
+    spectral, norm = state.spectral, float(np.linalg.norm(G)) if xp is np else float(xp.linalg.vector_norm(G))
     if c > 0:
         X = spectral.project(-G / (2.0 * c))
         terms += [c * X * X, G * X]
@@ -121,9 +130,31 @@ def bound_at(state, Lam, y, objective: bool = True) -> float:
         terms.append(spectral.min_linear(G, scale=max(frobenius_norm(C), frobenius_norm(M))))
         # an eigenvalue is accurate to eps times its matrix's norm, times the trace it scales
         reach = max(abs(spectral.trace or 0.0), abs(spectral.trace_max or 0.0), abs(spectral.beta or 0.0))
-    value = sum(float(np.sum(term)) for term in terms)
-    size = sum(float(np.sum(np.abs(term))) for term in terms) + norm * reach
-    return value - 8.0 * form.n * _EPS * size
+    value = sum(_sum(term, xp) for term in terms)
+    size = sum(_sum(abs(term), xp) for term in terms) + norm * reach
+    # the allowance holds for float64; it is scaled by the dtype's unit roundoff (looser in float32)
+    return value - 8.0 * form.n * (_EPS if arrays is None else arrays.eps) * size
+
+
+def _sum(term, xp) -> float:
+    """The sum of a term of :func:`bound_at` (a number, a NumPy array or an array of ``xp``)."""
+    return float(np.sum(term)) if xp is np or isinstance(term, (float, int, np.ndarray, np.generic)) \
+        else float(xp.sum(term))
+
+
+def _device_box_terms(state, Lam):
+    """``Lam`` clipped to the signs the finite bounds allow, and the box's support terms
+    ``max(Lam, 0) L + min(Lam, 0) U`` over the finite bounds, on the device (a compact bound as
+    its two numbers)."""
+    xp, form = state.arrays.xp, state.form
+
+    def signed(lam, low, high):  # no multiplier of a side without a finite bound
+        return xp.where(((lam > 0) & (low == -np.inf)) | ((lam < 0) & (high == np.inf)), 0.0, lam)
+
+    Lam = form.L.entries(signed, Lam, form.U)
+    terms = [state.L0.entries(lambda lam, low: xp.maximum(lam, 0.0) * low, Lam),
+             state.U0.entries(lambda lam, high: xp.minimum(lam, 0.0) * high, Lam)]
+    return Lam, terms
 
 
 def infeasibility_test(state, Lam, y) -> dict | None:
@@ -145,9 +176,13 @@ def unboundedness_test(state) -> dict | None:
     moves mix directions, but the iterate over its norm still tends to the direction), where the
     test before passed too, in nearly the same direction (cosine at least 0.99): the iterates of
     an unbounded problem keep their direction, those of a bounded one converge; None otherwise."""
-    previous, state.last_Z = state.last_Z, state.Z
-    found = None if previous is None else (recession(state.form, state.Z - previous)
-                                           or recession(state.form, state.Z))
+    Z, form = state.Z, state.form
+    if not isinstance(Z, np.ndarray):
+        # on a device: the test runs on the host (only where no finite bound has been found, a
+        # linear objective whose iterates may run off to infinity)
+        Z, form = to_numpy(Z), form.host
+    previous, state.last_Z = state.last_Z, Z
+    found = None if previous is None else (recession(form, Z - previous) or recession(form, Z))
     candidate, state.recession_candidate = state.recession_candidate, found
     if found is None or candidate is None or np.vdot(found["direction"], candidate["direction"]) < _SAME_DIRECTION:
         return None
@@ -233,7 +268,8 @@ def optimum_certificate(form: StandardForm, X: np.ndarray) -> tuple[np.ndarray, 
     of ``-C / (2c)`` to X (up to the rounding of the objective's evaluation, which every reported
     objective has); in the problem's sense."""
     objective = form.objective(X)
-    slack = form.c * (_EPS * float(np.linalg.norm(X))) ** 2
+    size = float(np.linalg.norm(X)) if isinstance(X, np.ndarray) else float(form.xp.linalg.vector_norm(X))
+    slack = form.c * (_EPS * size) ** 2
     return X, objective - slack if form.sense == "minimize" else objective + slack, objective
 
 

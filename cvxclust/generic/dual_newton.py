@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._array_api import Arrays
 from ..dual_newton import DualNewtonSolver, NearestPoint
 from ..solvers import POSITIVE, Param
+from .compact import off_and_diagonal
+from .device import arrays_for, moved
 from .standard_form import StandardForm
 from . import splitting
 
@@ -54,9 +57,10 @@ def _centre(form: StandardForm) -> tuple[tuple[float, float] | None, str]:
     return (a, b), ""
 
 
-def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
+def nearest_point_form(form: StandardForm, arrays: Arrays | None = None) -> tuple[NearestPoint | None, str]:
     """The :class:`~cvxclust.dual_newton.NearestPoint` problem of ``form``, or None and the
-    reason it is not one."""
+    reason it is not one; with ``arrays`` off NumPy, its target and bounds on that device (a
+    bound that is one number everywhere as that number)."""
     centre, reason = _centre(form)
     if centre is None:
         return None, reason
@@ -64,10 +68,21 @@ def nearest_point_form(form: StandardForm) -> tuple[NearestPoint | None, str]:
     spectral = splitting.outline(form).spectral
     T = -form.C / (2.0 * form.c)
     upper = form.U if np.isfinite(form.U).any() else None
-    problem = NearestPoint(T=T, weight=form.c, constant=form.constant - form.c * float(np.vdot(T, T)), lower=form.L,
-                           upper=upper, row_sum=spectral.beta, trace=spectral.trace, psd=form.psd, centre=(a, b),
-                           sense=form.sense)
+    lower, constant = form.L, form.constant - form.c * float(np.vdot(T, T))
+    if arrays is not None and not arrays.numpy:  # moved once, before the iteration
+        T, lower = moved(T, arrays), _on_device(lower, arrays)
+        upper = None if upper is None else _on_device(upper, arrays)
+    problem = NearestPoint(T=T, weight=form.c, constant=constant, lower=lower, upper=upper, row_sum=spectral.beta,
+                           trace=spectral.trace, psd=form.psd, centre=(a, b), sense=form.sense)
     return problem, ""
+
+
+def _on_device(bound: np.ndarray, arrays: Arrays):
+    """A bound of the form on the device: one number where it is one number everywhere."""
+    pair = off_and_diagonal(bound)
+    if pair is not None and pair[0] == pair[1]:
+        return pair[0]
+    return moved(bound, arrays)
 
 
 class GenericDualNewton(DualNewtonSolver):
@@ -75,13 +90,14 @@ class GenericDualNewton(DualNewtonSolver):
     problem; see the module docstring.  A ValueError says why a problem is not of its kind.
     ``tol`` and ``residual_tol`` default to 1e-6, as for :func:`cvxclust.solve`'s other method."""
 
-    parameters = DualNewtonSolver.parameters | {"tol": Param(1e-6, POSITIVE), "residual_tol": Param(1e-6, POSITIVE)}
+    parameters = DualNewtonSolver.parameters | {"tol": Param(1e-6, POSITIVE), "residual_tol": Param(1e-6, POSITIVE),
+                                                "device": Param(None, [object]), "dtype": Param(None, [None, object])}
 
     def size(self) -> int:
         return self.relaxation.standard_form().n
 
     def nearest_point(self) -> NearestPoint:
-        problem, reason = nearest_point_form(self.relaxation.standard_form())
+        problem, reason = nearest_point_form(self.relaxation.standard_form(), arrays_for(self.device, self.dtype))
         if problem is None:
             raise ValueError(f"method='dual-newton' does not apply to this problem: {reason}")
         return problem

@@ -12,6 +12,7 @@ from cvxpy import settings as cvxpy_settings
 from cvxpy.problems.problem import SolverStats
 from cvxpy.reductions.solution import Solution
 
+from .._array_api import check_arrays, is_foreign, library, to_numpy
 from .._checks import check_square_matrix
 from .._memory import MemoryNeed, check_memory, square_bytes
 from .._progress import call_clock
@@ -20,6 +21,7 @@ from ..result import Result
 from .alm import AugmentedLagrangian
 from .certificates import contradicting_rows
 from .compact import off_diagonal_all
+from .device import DEVICE_COPIES, arrays_for, check_device_fits, check_device_options, device_form, device_key
 from .dual_newton import GenericDualNewton, nearest_point_reason
 from .lowrank import LowRank
 from .lowrank_form import lowrank_form, lowrank_reason
@@ -129,6 +131,23 @@ def _dense_choice(form) -> tuple[str, str]:
     return "generic", f"neither newton ({why_not}) nor dual-newton ({reason}) applies: generic"
 
 
+def choose_device_method(form, arrays) -> tuple[str, str]:
+    """The method ``method="auto"`` runs on a device, and why: ``"dual-newton"`` where
+    :func:`choose_method` picks it by the problem's structure and its arrays fit the device's
+    free memory, else ``"generic"`` (the other methods run on NumPy only)."""
+    method, reason = _dense_choice(form)
+    where = f"on {library(arrays.xp)} device {arrays.device}"
+    if method == "dual-newton":
+        try:
+            check_device_fits(form.n, method, DEVICE_COPIES[method], arrays)
+            return method, f"{reason} ({where})"
+        except MemoryNeed:
+            return "generic", f"dual-newton would not fit in the free memory {where}: generic"
+    if method != "generic":
+        return "generic", f"{method} runs on NumPy only ({reason}); {where}: generic"
+    return method, f"{reason} ({where})"
+
+
 #: the order from which ``"auto"`` picks ``"lowrank"`` where it takes the problem
 LOWRANK_MIN_N = 1000
 #: the same where ``X >= 0`` is held by a nonnegative factor (the k-means SDP): below it the
@@ -194,17 +213,36 @@ class CvxpyRelaxation(Relaxation):
     def _check(self, X) -> np.ndarray:
         n = self.standard_form().n
         X = check_square_matrix(X, "X", symmetric=False)
-        if X.shape != (n, n):
-            raise ValueError(f"X must be of shape ({n}, {n}), got {X.shape}")
+        if tuple(X.shape) != (n, n):
+            raise ValueError(f"X must be of shape ({n}, {n}), got {tuple(X.shape)}")
         return X
 
+    def _form_of(self, X):
+        """The standard form, or, for an X of another array library, its parts on X's device
+        (:meth:`device_form`): no ``n x n`` copy of X to the host."""
+        return self.device_form(check_arrays(X=X)) if is_foreign(X) else self.standard_form()
+
+    def device_form(self, arrays):
+        """The standard form's cost and bounds on the device of ``arrays``
+        (:func:`~cvxclust.generic.device.device_form`), moved once per library, device and dtype
+        and shared by the solvers and the checks of their points."""
+        forms = self.__dict__.setdefault("_device_forms", {})
+        key = device_key(arrays)
+        if key not in forms:
+            forms[key] = device_form(self.standard_form(), arrays)
+        return forms[key]
+
     def objective(self, X) -> float:
-        """The problem's objective at X (its own sense and scale)."""
-        return self.standard_form().objective(self._check(X))
+        """The problem's objective at X (its own sense and scale; on X's device for an array of
+        another library)."""
+        X = self._check(X)
+        return self._form_of(X).objective(X)
 
     def residuals(self, X) -> dict[str, float]:
-        """Relative violations (:meth:`cvxclust.generic.StandardForm.residuals`)."""
-        return self.standard_form().residuals(self._check(X))
+        """Relative violations (:meth:`cvxclust.generic.StandardForm.residuals`; on X's device
+        for an array of another library)."""
+        X = self._check(X)
+        return self._form_of(X).residuals(X)
 
     def scalable_methods(self) -> list[str]:
         """``"generic"``, ``"dual-newton"`` where the problem is a nearest-point problem
@@ -227,7 +265,18 @@ class CvxpyRelaxation(Relaxation):
         (:func:`choose_method`) and records why in ``Result.extras["auto"]``.  A dense method
         (:data:`DENSE_COPIES`) is refused before it starts where its arrays would not fit in
         memory (:func:`check_dense_memory`: a ValueError naming the method, the order, the bytes
-        and what to use instead)."""
+        and what to use instead).  ``device=`` and ``dtype=`` (:func:`solve`) are checked here,
+        once."""
+        device, dtype = options.get("device"), options.get("dtype")
+        if device is not None or dtype is not None:
+            arrays = arrays_for(device, dtype)
+            if arrays.numpy:  # "cpu": NumPy in float64, as without the options
+                if "32" in str(getattr(dtype, "name", dtype)):
+                    raise ValueError(f"dtype={dtype!r} needs a device (device='cuda' or a torch.device): NumPy "
+                                     "solves in float64")
+                options = {k: v for k, v in options.items() if k not in ("device", "dtype")}
+            else:
+                return self._solve_on_device(method, arrays, options)
         if method != "auto":
             if method in DENSE_COPIES:
                 check_dense_memory(self.standard_form(), method)
@@ -239,6 +288,21 @@ class CvxpyRelaxation(Relaxation):
             method, reason = "generic", f"options {others} are not {method}'s ({reason}): generic"
             check_dense_memory(self.standard_form(), method)
         result = super().solve(method, **options)
+        return dataclasses.replace(result, extras={**result.extras, "auto": reason})
+
+    def _solve_on_device(self, method: str, arrays, options) -> Result:
+        """:meth:`solve` with ``device=`` off NumPy: the methods of
+        :data:`~cvxclust.generic.device.DEVICE_METHODS` only; ``"auto"`` picks one of them
+        (:func:`choose_device_method`)."""
+        form = self.standard_form()
+        reason = None
+        if method == "auto":
+            method, reason = choose_device_method(form, arrays)
+        check_device_options(method, arrays)
+        check_device_fits(form.n, method, DEVICE_COPIES[method], arrays)
+        result = super().solve(method, **options)
+        if reason is None:
+            return result
         return dataclasses.replace(result, extras={**result.extras, "auto": reason})
 
     def objective_scale(self) -> float:
@@ -327,7 +391,11 @@ def solve(problem, method: str = "auto", **options) -> Result:
         :class:`~cvxclust.generic.GenericNewton`; for ``"alm"`` those of
         :class:`~cvxclust.generic.AugmentedLagrangian`; for ``"lowrank"`` those of
         :class:`~cvxclust.generic.LowRank` (``rank``, ``max_rank``, ``random_state``, ``form_X``,
-        ...).  With ``"auto"``, options of the chosen method.
+        ...).  With ``"auto"``, options of the chosen method.  ``device=`` (``"cuda"``,
+        ``"cuda:1"``, a ``torch.device``; None or ``"cpu"``: NumPy) and ``dtype=``
+        (``"float64"``, the default, or ``"float32"``) run ``"generic"`` (its two-block path) and
+        ``"dual-newton"`` with PyTorch on that device, ``X`` returned there; the other methods
+        refuse a device, and ``"auto"`` picks among those two (:func:`choose_device_method`).
 
     Raises
     ------
@@ -372,7 +440,8 @@ def cvxpy_solution(problem, result: Result) -> Solution:
     the status (:data:`CVXPY_STATUS`), the point (none where the problem is infeasible or
     unbounded, whose value is then ``+inf`` or ``-inf`` in the problem's sense, as cvxpy's own
     solvers report them, and none where ``result.X`` is None: a low-rank method's factor
-    ``extras["factor"]`` stands for the point), no dual values (the solver's multipliers belong to the standard form,
+    ``extras["factor"]`` stands for the point; a point on a device is copied to the host, as
+    cvxpy holds NumPy values), no dual values (the solver's multipliers belong to the standard form,
     not to the problem's constraints: those of an earlier solve are cleared), and the
     statistics of :class:`cvxpy.problems.problem.SolverStats`."""
     status = CVXPY_STATUS.get(result.status, cp.USER_LIMIT)
@@ -381,8 +450,8 @@ def cvxpy_solution(problem, result: Result) -> Solution:
         value, point = (np.inf if minimize else -np.inf), None
     elif status == cp.UNBOUNDED:
         value, point = (-np.inf if minimize else np.inf), None
-    else:
-        value, point = result.objective, result.X
+    else:  # cvxpy holds NumPy values: a point on a device is copied to the host here, once
+        value, point = result.objective, to_numpy(result.X)
     primal = {variable.id: point for variable in problem.variables()}
     dual = {constraint.id: None for constraint in problem.constraints}
     attr = {cvxpy_settings.SOLVE_TIME: result.time, cvxpy_settings.SETUP_TIME: result.extras.get("read_time"),

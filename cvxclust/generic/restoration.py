@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._array_api import add_to_diagonal, diagonal
+from .device import moved, set_diagonal
 from ..linalg import alternating_projections
 from .compact import off_diagonal_all
 from .standard_form import StandardForm
@@ -28,15 +30,18 @@ def restore(form: StandardForm, split: Splitting, Z: np.ndarray) -> np.ndarray |
     if split.ties is not None:
         # the mix below would break ties that Z violates: only the box's projection repairs them
         return split.project_box(form, Z) if spectral.trivial else None
-    if not (np.isfinite(form.L).any() or np.isfinite(form.U).any()):
+    device = not isinstance(Z, np.ndarray)  # on a device: the form's bounds are held there
+    if not (form.L.finite or form.U.finite if device else np.isfinite(form.L).any() or np.isfinite(form.U).any()):
         return Z
     scaled = scale_to_diagonal(form, Z)
     if scaled is not None:
         return scaled
     if spectral.trivial:
-        return np.clip(Z, form.L, form.U)  # the box is the only constraint: its projection
+        return form.clip(Z)  # the box is the only constraint: its projection
     if split.centre is None:
         return None
+    if spectral.beta is not None and spectral.trace is None and split.psd_centre is not None and device:
+        return _device_moved(form, split, Z)
     if spectral.beta is not None and spectral.trace is None and split.psd_centre is not None:
         off = ~np.eye(form.n, dtype=bool)
         N = np.where(off, np.maximum(form.L - Z, 0.0), 0.0) - np.where(off, np.maximum(Z - form.U, 0.0), 0.0)
@@ -96,10 +101,28 @@ def within_residual(form: StandardForm, split: Splitting, Z: np.ndarray, residua
             return None
 
 
+def _device_moved(form, split: Splitting, Z):
+    """:func:`restore`'s move of the off-diagonal violations onto the diagonal and its mix, on a device."""
+    xp = form.xp
+    N = form.L.entries(lambda z, low, high: xp.maximum(low - z, 0.0) - xp.maximum(z - high, 0.0), Z, form.U)
+    N = N - add_to_diagonal(xp.zeros_like(N), diagonal(N, xp), xp)  # nothing on the diagonal
+    if not bool(xp.any(N != 0)):
+        return _mix(form, Z, split.centre, 0.0)
+    A = add_to_diagonal(Z + N, -xp.sum(N, axis=1), xp)
+    shift = 2.0 * float(xp.max(xp.sum(xp.abs(N), axis=1)))
+    for partner in (split.psd_centre, (split.psd_centre + split.centre) / 2):
+        X = _mix(form, A, partner, shift)
+        if X is not None:
+            return X
+    return None
+
+
 def _mix(form: StandardForm, A: np.ndarray, partner: np.ndarray, shift: float) -> np.ndarray | None:
     """``(1 - theta) A + theta partner`` for the smallest theta that satisfies the box and
     (when ``shift > 0``, A's smallest eigenvalue being at least ``-shift``) the cone; None
     where no theta in [0, 1] does."""
+    if not isinstance(A, np.ndarray):
+        return _device_mix(form, A, partner, shift)
     low, high = A < form.L, A > form.U
     if not (low.any() or high.any()) and shift == 0.0:
         return A
@@ -110,18 +133,38 @@ def _mix(form: StandardForm, A: np.ndarray, partner: np.ndarray, shift: float) -
         need = np.zeros_like(A)
         need[low] = (form.L[low] - A[low]) / (partner[low] - A[low])
         need[high] = (A[high] - form.U[high]) / (A[high] - partner[high])
-    theta = float(need.max(initial=0.0))
+    return _mixed(form, A, partner, float(need.max(initial=0.0)), shift)
+
+
+def _mixed(form, A, partner, theta: float, shift: float):
+    """The mix of :func:`_mix` at ``theta``, raised to repair the cone where ``shift > 0``."""
     if shift > 0:
         n = form.n
-        a = partner[0, 1] if n > 1 else 0.0
-        margin = min(partner[0, 0] - a, partner[0, 0] - a + n * a)  # smallest eigenvalue of a 11' + b I
+        a = float(partner[0, 1]) if n > 1 else 0.0
+        margin = min(float(partner[0, 0]) - a, float(partner[0, 0]) - a + n * a)  # smallest eigenvalue of a 11' + b I
         if margin <= 0:
             return None
         theta = max(theta, shift / (shift + margin))  # (1 - theta)(-shift) + theta margin >= 0
     if not 0 <= theta <= 1:
         return None
     X = (1.0 - theta) * A + theta * partner
-    return np.clip(X, form.L, form.U)  # rounding only: theta makes every entry feasible
+    return form.clip(X)  # rounding only: theta makes every entry feasible
+
+
+def _device_mix(form, A, partner, shift: float):
+    """:func:`_mix` on a device (the bounds as the device form holds them)."""
+    xp = form.xp
+
+    def need(a, p, low, high):  # the theta each entry needs; inf where the partner cannot repair it
+        below, above = a < low, a > high
+        low_need = xp.where(below & (p > low), (low - a) / xp.where(below, p - a, 1.0), xp.inf)
+        high_need = xp.where(above & (p < high), (a - high) / xp.where(above, a - p, 1.0), xp.inf)
+        return xp.where(below, low_need, xp.where(above, high_need, 0.0))
+
+    theta = float(xp.max(form.L.entries(need, (A, partner), form.U)))
+    if theta == 0.0 and shift == 0.0:
+        return A
+    return _mixed(form, A, partner, theta, shift) if np.isfinite(theta) else None
 
 
 def scale_to_diagonal(form: StandardForm, X: np.ndarray) -> np.ndarray | None:
@@ -140,7 +183,8 @@ def scale_to_diagonal(form: StandardForm, X: np.ndarray) -> np.ndarray | None:
     set exactly).  Its distance to X is of the order of X's violations.  None also where a
     diagonal entry to be scaled is not positive.
     """
-    L, U = form.L, form.U
+    device = not isinstance(X, np.ndarray)
+    L, U = (form.host.L, form.host.U) if device else (form.L, form.U)  # the checks read the host's bounds
     n = form.n
     if form.m:
         return None
@@ -154,6 +198,8 @@ def scale_to_diagonal(form: StandardForm, X: np.ndarray) -> np.ndarray | None:
     if not off_diagonal_all(lambda low, high: (~np.isfinite(low) | (low == 0)) & (~np.isfinite(high) | (high == 0)),
                             L, U):
         return None
+    if device:
+        return _device_scaled(form, X, fixed, d_low)
     X = np.array(X, dtype=float)  # a copy: the caller's point is kept
     N = np.maximum(L - X, 0.0) - np.maximum(X - U, 0.0)
     N[np.diag_indices(n)] = 0.0
@@ -174,3 +220,24 @@ def scale_to_diagonal(form: StandardForm, X: np.ndarray) -> np.ndarray | None:
     index = np.flatnonzero(fixed)
     X[index, index] = d_low[fixed]  # exactly
     return X
+
+
+def _device_scaled(form, X, fixed: np.ndarray, d_low: np.ndarray):
+    """The arithmetic of :func:`scale_to_diagonal` on a device, once its checks have passed on
+    the host (``fixed`` the fixed diagonal entries, ``d_low`` the diagonal's lower bounds)."""
+    xp, arrays = form.xp, form.arrays
+    N = form.L.entries(lambda z, low, high: xp.maximum(low - z, 0.0) - xp.maximum(z - high, 0.0), X, form.U)
+    N = N - add_to_diagonal(xp.zeros_like(N), diagonal(N, xp), xp)  # nothing on the diagonal
+    X = add_to_diagonal(X + N, xp.sum(xp.abs(N), axis=1), xp)  # a new array: the caller's point is kept
+    on = moved(fixed, arrays) > 0.5
+    low = moved(np.where(np.isfinite(d_low), d_low, 0.0), arrays)
+    # a free diagonal entry below its bound 0 (X not p.s.d.): raising the diagonal keeps X' >> 0
+    d = diagonal(X, xp)
+    bounded = moved(np.isfinite(d_low), arrays) > 0.5
+    d = xp.where(~on & bounded & (d < low), low, d)
+    if bool(xp.any(on & (d <= 0))):
+        return None
+    scale = xp.where(on, xp.sqrt(xp.where(on, low, 1.0) / xp.where(on, d, 1.0)), 1.0)
+    X = set_diagonal(X, d, xp) * scale[:, None] * scale[None, :]
+    X = (X + X.T) / 2
+    return set_diagonal(X, xp.where(on, low, diagonal(X, xp)), xp)  # the fixed entries exactly

@@ -46,6 +46,13 @@ to thousands of iterations): once the gap is met, a check may take instead the f
 alternating projections from the iterate whose residuals do
 (:func:`cvxclust.generic.restoration.within_residual`, at most ``polish_rounds`` rounds).
 
+**On any array API device** (``device=``, :mod:`cvxclust.generic.device`).  The two-block
+path runs in the namespace of the Python array API standard the option names (PyTorch on a GPU):
+the cost, the bounds and the centre move there once, at the start, and the iteration, its
+eigendecompositions (full ones: SciPy's eigenvalues by index are NumPy's only), the
+certificates and the returned point stay there.  The consensus path and tied entries run on
+NumPy only and are refused on a device; NumPy keeps its in-place and partial fast paths.
+
 References: S. Boyd, N. Parikh, E. Chu, B. Peleato, J. Eckstein, "Distributed Optimization and
 Statistical Learning via the Alternating Direction Method of Multipliers", Foundations and Trends
 in Machine Learning, 2011; G. Banjac, P. Goulart, B. Stellato, S. Boyd, "Infeasibility detection in
@@ -56,12 +63,10 @@ Lagrangian methods for semidefinite programming", Mathematical Programming Compu
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..acceleration import AndersonAccelerator
 from ..parameters import Interval
@@ -70,12 +75,14 @@ from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .certificates import (INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test,
                            optimum_certificate, unboundedness_test, unconstrained_optimum)
+from .device import DeviceAnderson, arrays_for, device_form, device_split, moved, norm
 from .spectral_set import SpectralSet, frobenius_norm
 from .state import GenericState
+from .consensus import ConsensusStep
 from .polishing import PolishedPoints
 from .restoration import restore
 from . import splitting
-from .warm_start import read_warm_start
+from .warm_start import read_warm_start, warm_start_on_host
 
 __all__ = ["GenericSolver"]
 
@@ -84,7 +91,7 @@ _TINY = 1e-300
 _REACH = 100.0
 
 
-class GenericSolver(PolishedPoints, IterativeSolver):
+class GenericSolver(ConsensusStep, PolishedPoints, IterativeSolver):
     """Solve a problem of the standard form by ADMM with a certified bound; see the module docstring.
 
     Parameters
@@ -120,6 +127,12 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         A previous result of this solver (or any Result whose X has the right shape): its point,
         and its multipliers and penalty where they fit the problem, start the iteration (a
         problem re-solved after changing one constraint).
+    device, dtype : str, torch.device or None
+        Where the two-block path iterates (:func:`cvxclust._array_api.device_namespace`: None or
+        ``"cpu"`` is NumPy, ``"cuda"`` or a ``torch.device`` PyTorch there) and in which floating
+        dtype there (``"float64"``, the default, or ``"float32"``); ``X`` comes back on the
+        device.  The bound's rounding allowance is scaled by the dtype's unit roundoff: it
+        holds for float64, and is looser in float32.
 
     Returns
     -------
@@ -157,6 +170,8 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         "safeguard": Param(2.0, POSITIVE),
         "polish_rounds": Param(20, [Interval(Integral, 0, None, closed="left")]),
         "warm_start": Param(None, [None, Result]),
+        "device": Param(None, [object]),
+        "dtype": Param(None, [None, object]),
     }
 
     def size(self) -> int:
@@ -165,23 +180,38 @@ class GenericSolver(PolishedPoints, IterativeSolver):
     # -- set-up ---------------------------------------------------------------------------------
     def init_state(self):
         form = self.relaxation.standard_form()
-        split = splitting.split(form, partial=self.partial_eig)
-        n = form.n
-        state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
-        finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
-        state.boxed = bool(finite_L.any() or finite_U.any()) or split.ties is not None
-        state.L0, state.U0 = np.where(finite_L, form.L, 0.0), np.where(finite_U, form.U, 0.0)
-        state.finite_L, state.finite_U = finite_L, finite_U
-        start = split.centre if split.centre is not None else np.zeros((n, n))
-        state.scale = max(np.linalg.norm(start), 1.0)
+        arrays = arrays_for(self.device, self.dtype)
+        # on a device the centres are projected there (device_split), not by the host's eigensolver
+        split = splitting.split(form, partial=self.partial_eig and arrays.numpy, project_centre=arrays.numpy)
+        n, host = form.n, form
+        if not arrays.numpy:  # the iteration's arrays move to the device once, here
+            split = device_split(split, arrays)
+            shared = getattr(self.relaxation, "device_form", None)  # the relaxation's copy, where it keeps one
+            form = shared(arrays) if shared is not None else device_form(form, arrays)
+        start = split.centre if split.centre is not None else moved(np.zeros((n, n)), arrays)
+        scale = max(np.linalg.norm(start), 1.0) if arrays.numpy else max(norm(start, arrays.xp), 1.0)
         rho = self.rho
         if rho is None:
-            rho = 2.0 * form.c if form.c > 0 else max(frobenius_norm(form.C), _TINY) / state.scale
+            rho = 2.0 * form.c if form.c > 0 else max(frobenius_norm(form.C), _TINY) / scale
+        state = GenericState(form=form, split=split, spectral=split.spectral, lam=np.zeros(split.A.shape[0]))
+        state.arrays, state.scale = arrays, scale
+        if arrays.numpy:
+            finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
+            state.boxed = bool(finite_L.any() or finite_U.any()) or split.ties is not None
+            state.L0, state.U0 = np.where(finite_L, form.L, 0.0), np.where(finite_U, form.U, 0.0)
+            state.finite_L, state.finite_U = finite_L, finite_U
+        else:
+            state.boxed = form.L.finite or form.U.finite
+            state.L0, state.U0 = (bound.map(lambda v, xp: xp.where(xp.isfinite(v), v, 0.0))
+                                  for bound in (form.L, form.U))
         box_multiplier = None
         warm = self.warm_start
         if warm is not None:
-            warm = read_warm_start(warm, n, split.A.shape[0])
+            warm = read_warm_start(warm_start_on_host(warm, arrays), n, split.A.shape[0])
             start, box_multiplier = warm.X, warm.box_multiplier
+            if not arrays.numpy:
+                start = moved(start, arrays)
+                box_multiplier = None if box_multiplier is None else moved(box_multiplier, arrays)
             rho = warm.rho if self.rho is None and warm.rho is not None else rho
             if warm.row_multipliers is not None:
                 state.lam = -warm.row_multipliers
@@ -191,8 +221,10 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         state.infeasibility = contradicting_rows(form)
         if state.infeasibility is not None:
             self.declare_infeasible(state.infeasibility["note"])
-        state.optimum, state.unboundedness = unconstrained_optimum(form), None
-        state.rho = rho
+        state.optimum, state.unboundedness = unconstrained_optimum(host), None
+        if state.optimum is not None and not arrays.numpy:
+            state.optimum = moved(state.optimum, arrays)
+        state.rho = float(rho)
         state.penalty = ResidualBalancing(rho, self.mu, self.adapt_every)
         state.r_primal = state.r_dual = np.nan
         state.two_block = split.A.shape[0] == 0
@@ -205,14 +237,16 @@ class GenericSolver(PolishedPoints, IterativeSolver):
             block = start.copy() if name == "S" else self._project_box(state, start)
             if name == "B" and box_multiplier is not None:
                 block -= box_multiplier / rho
-            blocks.append(block.ravel())
+            blocks.append(arrays.xp.reshape(block, (-1,)))
         if state.m_in:
             blocks.append(np.clip(split.A[split.n_eq:] @ start.ravel(), split.lo[split.n_eq:], split.hi[split.n_eq:]))
-        state.S = _stack(blocks)
+        state.S = _stack(blocks, arrays)
         state.image = None
         # no memory where no copy is needed (the X-step alone solves the problem)
-        state.accelerator = AndersonAccelerator(self.anderson if state.S.size else 0, self.safeguard,
-                                                max(state.S.size, 1))
+        size = state.S.shape[0]
+        state.accelerator = AndersonAccelerator(self.anderson if size else 0, self.safeguard, max(size, 1))
+        if not arrays.numpy:
+            state.accelerator = DeviceAnderson(state.accelerator, arrays, size)
         if not state.two_block:
             state.gram = (split.A @ split.A.T).tocsc()
             state.factor_key = None
@@ -235,7 +269,7 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         try:
             for state.cone_free_iterations in range(1, self.max_iter + 1):
                 self.step(state, 0)
-                if state.fixed_point_residual <= self.cone_free_tol * max(np.linalg.norm(state.S), _TINY) \
+                if state.fixed_point_residual <= self.cone_free_tol * max(_norm(state, state.S), _TINY) \
                         or self.elapsed > self.time_limit:
                     break
                 state.S = state.accelerator.step(state.S, state.image)
@@ -261,12 +295,14 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         n = state.form.n
         values, multipliers = {}, {}
         for k, name in enumerate(state.copies):
-            point = S[k * n2:(k + 1) * n2].reshape(n, n)
+            point = state.arrays.xp.reshape(S[k * n2:(k + 1) * n2], (n, n))
             # exactly symmetric: the map does not damp an antisymmetric part, and rounding (an
             # eigendecomposition, an extrapolation) would seed one that grows
             point = (point + point.T) / 2
             value = state.spectral.project(point) if name == "S" else self._project_box(state, point)
             values[name], multipliers[name] = value, point - value
+        if not state.arrays.numpy:  # the two-block path: no slack
+            return values, multipliers, None, None
         slack = S[len(state.copies) * n2:]
         split = state.split
         t = np.clip(slack, split.lo[split.n_eq:], split.hi[split.n_eq:])
@@ -280,18 +316,20 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         # of the copies (the dual residual)
         factor = state.penalty.change(iteration, state.rho, state.r_primal, state.r_dual)
         if factor != 1.0:
+            factor = float(factor)
             state.rho *= factor
             if self._rejected(state):
                 state.image = state.accelerator.fallback  # rescale the plain step, not a failed one
             values, multipliers, t, u_t = self._unpack_image(state)
-            blocks = [(values[name] + multipliers[name] / factor).ravel() for name in state.copies]
+            blocks = [state.arrays.xp.reshape(values[name] + multipliers[name] / factor, (-1,))
+                      for name in state.copies]
             if state.m_in:
                 blocks.append(t + u_t / factor)
-            state.S = np.concatenate(blocks)
+            state.S = _stack(blocks, state.arrays)
             state.accelerator.reset()
             return
         S = state.accelerator.step(state.S, state.image)
-        if S is not state.image and np.linalg.norm(S - state.image) > _REACH * max(np.linalg.norm(state.image), _TINY):
+        if S is not state.image and _norm(state, S - state.image) > _REACH * max(_norm(state, state.image), _TINY):
             # the accelerator's safeguard watches the residual, which stays the same when an
             # extrapolation throws a multiplier far along the normal cone of an active bound; the
             # iteration would need a very long time to bring it back: take the plain step
@@ -321,9 +359,9 @@ class GenericSolver(PolishedPoints, IterativeSolver):
         form, rho, alpha = state.form, state.rho, self.alpha
         previous = state.previous
         if previous is not None:
-            move = sum(np.linalg.norm(values[name] - previous[name]) ** 2 for name in state.copies)
-            size = sum(np.linalg.norm(multipliers[name]) ** 2 for name in state.copies)
-            state.r_dual = np.sqrt(move) / max(np.sqrt(size), state.scale * 1e-12, _TINY)
+            move = sum(_norm(state, values[name] - previous[name]) ** 2 for name in state.copies)
+            size = sum(_norm(state, multipliers[name]) ** 2 for name in state.copies)
+            state.r_dual = math.sqrt(move) / max(math.sqrt(size), state.scale * 1e-12, _TINY)
         state.previous = values
         if state.two_block:
             W, U = values["B"], multipliers["B"]
@@ -333,57 +371,23 @@ class GenericSolver(PolishedPoints, IterativeSolver):
             V /= 2.0 * form.c + rho
             X = state.spectral.project(V)
             state.Z, state.U_box = X, U
-            state.r_primal = np.linalg.norm(X - W) / max(np.linalg.norm(X), state.scale * 1e-12, _TINY)
+            state.r_primal = _norm(state, X - W) / max(_norm(state, X), state.scale * 1e-12, _TINY)
         else:
             X, s = self._x_step(state, values, multipliers, t, u_t)
             state.Z = values.get("S", X)
             state.X, state.U_box = X, multipliers.get("B")
-            primal = sum(np.linalg.norm(X - values[name]) ** 2 for name in state.copies)
-            primal += np.linalg.norm(s - t) ** 2
-            state.r_primal = np.sqrt(primal) / max(np.linalg.norm(X), state.scale * 1e-12, _TINY)
-        blocks = [(alpha * X + (1.0 - alpha) * values[name] + multipliers[name]).ravel() for name in state.copies]
+            primal = sum(_norm(state, X - values[name]) ** 2 for name in state.copies)
+            primal += _norm(state, s - t) ** 2
+            state.r_primal = math.sqrt(primal) / max(_norm(state, X), state.scale * 1e-12, _TINY)
+        xp = state.arrays.xp
+        blocks = [xp.reshape(alpha * X + (1.0 - alpha) * values[name] + multipliers[name], (-1,))
+                  for name in state.copies]
         if state.m_in:
             blocks.append(alpha * s + (1.0 - alpha) * t + u_t)
-        state.image = _stack(blocks)
-        state.fixed_point_residual = float(np.linalg.norm(state.image - state.S))
+        state.image = _stack(blocks, state.arrays)
+        state.fixed_point_residual = float(_norm(state, state.image - state.S))
         return {"primal_residual": state.r_primal, "dual_residual": state.r_dual,
                 "fixed_point_residual": state.fixed_point_residual, "rho": state.rho}
-
-    def _solve_rows(self, state, r, h):
-        """``lambda`` of the X-step: ``(A A^*/h + diag(0, 1/rho)) lambda = r``."""
-        split, rho = state.split, state.rho
-        m, n_eq = split.A.shape[0], split.n_eq
-        if state.factor_key != (rho, h):
-            K = state.gram / h
-            if m > n_eq:
-                K = K + sp.diags(np.r_[np.zeros(n_eq), np.full(m - n_eq, 1.0 / rho)])
-            ridge = 1e-13 * max(float(K.diagonal().max()), _TINY)  # redundant equalities
-            K = K + ridge * sp.identity(m)
-            if m <= 3000:
-                factor = sla.cho_factor(K.toarray())
-                state.solve = lambda b: sla.cho_solve(factor, b)
-            else:
-                state.solve = spla.splu(sp.csc_matrix(K)).solve
-            state.factor_key = (rho, h)
-        return state.solve(r)
-
-    def _x_step(self, state, values, multipliers, t, u_t):
-        """X (and the slack s) minimising f plus the copies' penalties subject to the rows."""
-        form, split, rho = state.form, state.split, state.rho
-        A, n_eq, n = split.A, split.n_eq, form.n
-        h = 2.0 * form.c + rho * len(state.copies)
-        V = -form.C.copy()
-        for name in state.copies:
-            V += rho * (values[name] - multipliers[name])
-        V /= h
-        v = t - u_t
-        r = A @ V.ravel()
-        r[:n_eq] -= split.lo[:n_eq]
-        r[n_eq:] -= v
-        lam = self._solve_rows(state, r, h)
-        state.lam = lam
-        X = V - (A.T @ lam).reshape(n, n) / h
-        return X, v + lam[n_eq:] / rho
 
     # -- certification --------------------------------------------------------------------------
     def _box_multiplier(self, state):
@@ -472,7 +476,14 @@ class GenericSolver(PolishedPoints, IterativeSolver):
                 "infeasibility": state.infeasibility, "unboundedness": state.unboundedness}
 
 
-def _stack(blocks) -> np.ndarray:
+def _norm(state, x) -> float:
+    """``||x||`` (Frobenius for a matrix) as a Python float, on the state's device."""
+    return float(np.linalg.norm(x)) if state.arrays.numpy else norm(x, state.arrays.xp)
+
+
+def _stack(blocks, arrays) -> np.ndarray:
     """The fixed-point variable of the copies' ``blocks`` (empty where no copy is needed: a
     Frobenius objective under rows alone, which the X-step solves exactly)."""
+    if not arrays.numpy:  # the two-block path: one copy
+        return blocks[0]
     return np.concatenate(blocks) if blocks else np.zeros(0)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._array_api import diagonal, eigh, namespace_of
 from ..linalg import PSDProjector, eigh_subset
 
 __all__ = ["SpectralSet", "centred", "frobenius_norm"]
@@ -32,6 +33,10 @@ def frobenius_norm(M) -> float:
     """``||M||_F`` without underflow or overflow: ``np.linalg.norm`` squares the entries, so that
     entries below about 1e-154 give 0 (and a part along a recession direction would be taken for
     rounding)."""
+    if not isinstance(M, (np.ndarray, float, int, np.generic)):  # an array of another library, on its device
+        xp = namespace_of(M)
+        largest = float(xp.max(xp.abs(M))) if M.shape[0] else 0.0
+        return largest * float(xp.linalg.vector_norm(M / largest)) if 0 < largest < np.inf else largest
     M = np.asarray(M, dtype=float)
     largest = float(np.abs(M).max(initial=0.0))
     return largest * float(np.linalg.norm(M / largest)) if 0 < largest < np.inf else largest
@@ -39,6 +44,10 @@ def frobenius_norm(M) -> float:
 
 def centred(M: np.ndarray) -> np.ndarray:
     """``J M J`` for ``J = I - 11^T / n``: the symmetric M with its row and column sums removed."""
+    if not isinstance(M, np.ndarray):  # an array of another library, on its device
+        xp = namespace_of(M)
+        r = xp.mean(M, axis=1)
+        return M - r[:, None] - r[None, :] + xp.mean(r)
     r = M.mean(axis=1)  # M e / sqrt(n)
     return M - r[:, None] - r[None, :] + r.mean()
 
@@ -93,13 +102,13 @@ class SpectralSet:
         base, MJ = self._split(M)
         trace, trace_max = self._rest(self.trace), self._rest(self.trace_max)
         if not self.psd:
-            P = MJ.copy()
+            xp = namespace_of(MJ)
+            P = MJ + 0.0  # a copy
             free = self.n - (self.beta is not None)  # dimension of the trace direction's span
-            target = trace if trace is not None else (
-                min(np.trace(P), trace_max) if trace_max is not None else None)
+            current = float(xp.sum(diagonal(P, xp)))
+            target = trace if trace is not None else (min(current, trace_max) if trace_max is not None else None)
             if target is not None:
-                direction = np.eye(self.n) if self.beta is None else np.eye(self.n) - 1.0 / self.n
-                P += (target - np.trace(P)) / free * direction
+                P += (target - current) / free * _trace_direction(self.n, self.beta, P)
         elif trace is None and trace_max is None:
             self.eigendecompositions += 1
             P = self._projector(MJ)
@@ -114,7 +123,8 @@ class SpectralSet:
         so that a tiny MJ keeps its eigenvalues' relative accuracy)."""
         if self.beta is None:
             return MJ
-        radius = np.abs(MJ).sum(axis=1).max()
+        xp = namespace_of(MJ)
+        radius = float(xp.max(xp.sum(xp.abs(MJ), axis=1)))
         shift = radius + abs(self._rest(self.trace) or 0.0) + 1.0 if thresholds else 2.0 * radius
         return MJ + (sign * shift / self.n)
 
@@ -130,7 +140,9 @@ class SpectralSet:
             theta = _threshold(w, trace, trace_max)
             if theta is not None and w[0] <= theta:
                 return self._assemble(w, V, theta)
-        w, V = np.linalg.eigh(A)
+        w, V = eigh(A)
+        if not isinstance(w, np.ndarray):  # another library: the eigenvalues stay on the device
+            return self._assemble_kept(w, V, _device_threshold(w, trace, trace_max))
         return self._assemble(w, V, _threshold(w, trace, trace_max, complete=True))
 
     def _assemble(self, w, V, theta):
@@ -139,12 +151,20 @@ class SpectralSet:
         Vk = V[:, keep] * np.sqrt(w[keep] - theta)
         return Vk @ Vk.T
 
+    def _assemble_kept(self, w, V, theta):
+        """:meth:`_assemble` for ascending eigenvalues on a device: the kept ones are the last."""
+        xp = namespace_of(w)
+        self._kept = kept = int(xp.sum(xp.astype(w > theta, xp.int64)))
+        Vk = V[:, self.n - kept:] * xp.sqrt(w[self.n - kept:] - theta)[None, :]
+        return Vk @ Vk.T
+
     def min_linear(self, G: np.ndarray, scale: float = 0.0) -> float:
         """``min_{X in S} <G, X>`` for a symmetric G (``-inf`` where S is unbounded along -G);
         ``scale`` is the size of the terms G was computed from, so that a part of G along the
         recession directions of S below ``1e-12`` of it is taken for rounding."""
         base, GJ = self._split(G)
-        fixed = 0.0 if base is None else base * float(G.sum())
+        xp = namespace_of(G)
+        fixed = 0.0 if base is None else base * float(xp.sum(G))
         trace, trace_max = self._rest(self.trace), self._rest(self.trace_max)
         if not self.psd:
             # a polyhedron: bounded below only when G has no part along its recession directions
@@ -153,8 +173,13 @@ class SpectralSet:
             # the trace at its cap is a minimiser (G lowers the objective as the trace grows)
             vertex = SpectralSet(self.n, psd=False, beta=self.beta,
                                  trace=self.trace if self.trace is not None else self.trace_max)
-            return float(np.vdot(G, vertex.project(np.zeros_like(G))))
-        lowest = float(eigh_subset(self._deflated(GJ, +1.0, thresholds=False), (0, 0))[0][0])
+            P = vertex.project(xp.zeros_like(G))
+            return float(np.vdot(G, P)) if isinstance(G, np.ndarray) else float(xp.sum(G * P))
+        deflated = self._deflated(GJ, +1.0, thresholds=False)
+        if isinstance(G, np.ndarray):
+            lowest = float(eigh_subset(deflated, (0, 0))[0][0])
+        else:  # no eigenvalue by index off NumPy: all of them, on the device
+            lowest = float(xp.linalg.eigvalsh(deflated)[0])
         self.eigendecompositions += 1
         if trace is not None:
             return fixed + trace * lowest
@@ -172,8 +197,9 @@ class SpectralSet:
                                  trace=None if self.trace is None and not capped else 0.0)
         part = directions.project(G)
         if capped:
-            d = np.eye(n) if self.beta is None else np.eye(n) - 1.0 / n
-            part += max(float(np.vdot(G, d)) / float(np.vdot(d, d)), 0.0) * d
+            xp = namespace_of(G)
+            d = _trace_direction(n, self.beta, G)
+            part += max(float(xp.sum(G * d)) / float(xp.sum(d * d)), 0.0) * d
         return part
 
     def centre_family(self):
@@ -190,6 +216,33 @@ class SpectralSet:
         elif self.trace_max is not None:
             rows.append((float(n), float(n), -np.inf, self.trace_max))
         return rows
+
+
+def _trace_direction(n: int, beta, like):
+    """The direction of the trace in S's affine hull: ``I``, or ``J = I - 11^T / n`` with row sums."""
+    if isinstance(like, np.ndarray):
+        return np.eye(n) if beta is None else np.eye(n) - 1.0 / n
+    xp = namespace_of(like)
+    eye = xp.eye(n, dtype=like.dtype, device=like.device)
+    return eye if beta is None else eye - 1.0 / n
+
+
+def _device_threshold(w, trace, trace_max) -> float:
+    """:func:`_threshold` (``complete``) of ascending eigenvalues ``w`` on a device: one number
+    comes back to the host."""
+    xp = namespace_of(w)
+    if trace is None:
+        if float(xp.sum(xp.maximum(w, 0.0))) <= trace_max:
+            return 0.0
+        trace = trace_max
+    top = xp.flip(w)
+    k = xp.arange(1, top.shape[0] + 1, dtype=w.dtype, device=w.device)
+    thetas = (xp.cumulative_sum(top) - trace) / k
+    valid = thetas < top
+    # the largest k whose threshold lies below the k-th eigenvalue; none: a zero trace left
+    index = xp.arange(top.shape[0], device=w.device)
+    k_star = int(xp.max(xp.where(valid, index, xp.zeros_like(index) - 1)))
+    return float(top[0]) if k_star < 0 else float(thetas[k_star])
 
 
 def _threshold(w, trace, trace_max, complete: bool = False):

@@ -44,7 +44,7 @@ class Splitting:
 
     def project_box(self, form: StandardForm, M: np.ndarray) -> np.ndarray:
         """The projection of the symmetric M onto the box of ``form`` with the ties."""
-        return np.clip(M, form.L, form.U) if self.ties is None else self.ties.project(M, form.L, form.U)
+        return form.clip(M) if self.ties is None else self.ties.project(M, form.L, form.U)
 
 
 def split(form: StandardForm, *, partial: bool = True, project_centre: bool = True) -> Splitting:

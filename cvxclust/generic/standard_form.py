@@ -141,6 +141,10 @@ class StandardForm:
         return (f"StandardForm(n={self.n}, sense={self.sense!r}, c={self.c:g}, psd={self.psd}, "
                 f"finite bounds={bounds}, rows={self.m} ({equalities} equalities))")
 
+    def clip(self, M: np.ndarray) -> np.ndarray:
+        """The projection of ``M`` onto the box ``L <= X <= U``."""
+        return np.clip(M, self.L, self.U)
+
     def objective(self, X: np.ndarray) -> float:
         """The objective in the problem's own sense and scale."""
         value = self.c * float(np.vdot(X, X)) + self.cost.inner(X) + self.constant

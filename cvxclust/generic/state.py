@@ -26,6 +26,8 @@ class GenericState(SolverState):
     """
 
     form: StandardForm
+    #: the namespace, device and dtype of the iteration's arrays (:mod:`cvxclust.generic.device`)
+    arrays: object = None
     #: the splitting of the form, the spectral set of its eigendecomposition, the row multipliers
     split: Splitting
     spectral: SpectralSet

@@ -3,11 +3,13 @@ any iteration."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["WarmStart", "read_warm_start"]
+from .._array_api import check_arrays, library, to_numpy
+
+__all__ = ["WarmStart", "read_warm_start", "warm_start_on_host"]
 
 
 @dataclass(frozen=True)
@@ -58,3 +60,28 @@ def read_warm_start(warm, n: int, m: int) -> WarmStart:
                              "be finite")
         parts[name] = value
     return WarmStart(X=(X + X.T) / 2, rho=None if rho is None else float(rho), **parts)
+
+
+def warm_start_on_host(warm, arrays):
+    """The Result ``warm`` with its ``X`` and ``box_multiplier`` as NumPy arrays (copied from
+    their device once, before any iteration), for a solve on the namespace and device of
+    ``arrays`` (:class:`cvxclust._array_api.Arrays`).
+
+    Raises
+    ------
+    TypeError
+        Naming ``warm_start`` where its X is an array of another library than the solve's.
+    ValueError
+        Naming ``warm_start`` where its X is on another device than the solve's.
+    """
+    found = check_arrays(warm_start=warm.X)
+    if found.numpy != arrays.numpy or not found.numpy and library(found.xp) != library(arrays.xp):
+        raise TypeError(f"warm_start has an X of {library(found.xp)}, and this solve runs on {library(arrays.xp)}: "
+                        "pass the Result of a solve on the same device")
+    if not found.numpy and str(found.device) != str(arrays.device) and found.device != arrays.device:
+        raise ValueError(f"warm_start has an X on device {found.device!r}, and this solve runs on {arrays.device!r}: "
+                         "pass the Result of a solve on the same device")
+    extras = dict(warm.extras or {})
+    if extras.get("box_multiplier") is not None:
+        extras["box_multiplier"] = to_numpy(extras["box_multiplier"])
+    return replace(warm, X=to_numpy(warm.X), extras=extras)

@@ -1,0 +1,318 @@
+"""The generic solver's arrays on a device of any array API library (``device=`` of
+:func:`cvxclust.solve`).
+
+The reader (cvxpy to :class:`~cvxclust.generic.StandardForm`) and the splitting's linear
+programs stay NumPy on the host; what the two-block ADMM iterates on is moved once, at the start,
+to the device (:func:`device_form`): the dense cost, the entrywise bounds (a bound that is one
+number off the diagonal and one on it stays two numbers, :class:`DeviceBound`), the centres of
+the splitting, and the rows' values for the residuals.  The iteration, its eigendecompositions,
+its certificates and the returned point then stay there; scalar figures come back as Python
+floats.  NumPy-only: the consensus path (a factored Gram matrix of ``scipy.sparse`` rows), tied
+entries, the partial eigendecomposition by index (SciPy's LAPACK driver).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .._array_api import Arrays, check_device_memory, device_namespace, diagonal, library, to_numpy
+from .compact import RowSumsBlock, TotalBlock, bound_sizes, off_and_diagonal
+
+__all__ = ["DEVICE_COPIES", "DEVICE_METHODS", "DeviceAnderson", "DeviceBound", "DeviceForm", "arrays_for",
+           "check_device_fits", "check_device_options", "device_form", "device_key", "device_split", "inner", "moved",
+           "norm", "set_diagonal"]
+
+#: the methods of :func:`cvxclust.solve` that run on a device (the others are NumPy-only)
+DEVICE_METHODS = ("generic", "dual-newton")
+#: the dense ``n x n`` arrays each of them holds on the device, counted (not measured): the
+#: generic ADMM's cost, state, image and copies (about 6), Anderson's differences (2 x 5), the
+#: eigendecomposition's input, vectors and workspace (about 4), the kept point and temporaries,
+#: with a margin; the dual Newton method's as on the host
+DEVICE_COPIES = {"generic": 32, "dual-newton": 16}
+
+
+def arrays_for(device, dtype) -> Arrays:
+    """The namespace, device and dtype of ``device=`` and ``dtype=``
+    (:func:`cvxclust._array_api.device_namespace`: None or ``"cpu"`` is NumPy)."""
+    return device_namespace(device, dtype)
+
+
+def moved(M, arrays: Arrays):
+    """A copy of the NumPy array ``M`` on the device of ``arrays`` (never a view of it: an array
+    of the CPU may share the host's memory, which the iteration updates in place)."""
+    return arrays.asarray(np.array(M, dtype=float))
+
+
+def norm(x, xp) -> float:
+    """The Euclidean (Frobenius) norm of ``x`` as a Python float."""
+    return float(xp.linalg.vector_norm(x))
+
+
+def inner(A, B, xp) -> float:
+    """``<A, B>`` of two arrays of one shape as a Python float (no product array formed)."""
+    return float(xp.vecdot(xp.reshape(A, (-1,)), xp.reshape(B, (-1,))))
+
+
+def set_diagonal(A, d, xp):
+    """``A`` with its diagonal replaced by ``d`` (in place in PyTorch, elsewhere through an ``n x n``
+    mask); returns the result, which the caller must use."""
+    if hasattr(A, "diagonal") and hasattr(A, "copy_"):  # torch
+        A.diagonal().copy_(d)
+        return A
+    n = A.shape[0]
+    eye = xp.eye(n, dtype=xp.bool, device=_device(A))
+    return xp.where(eye, d[:, None], A)
+
+
+def _device(x):
+    """The device of the array ``x`` (``array_api_compat``, imported only off NumPy)."""
+    from array_api_compat import device  # noqa: PLC0415
+
+    return device(x)
+
+
+class DeviceBound:
+    """An entrywise bound of the ``n x n`` X on a device: two numbers (``off`` the diagonal and
+    on it) where the host's bound is a :func:`~cvxclust.generic.compact.constant_bound` view,
+    else an ``n x n`` array moved once.
+
+    Parameters
+    ----------
+    M : ndarray of shape (n, n)
+        The host's bound.
+    arrays : Arrays
+        The namespace, device and dtype.
+    """
+
+    def __init__(self, M: np.ndarray, arrays: Arrays):
+        self.pair = off_and_diagonal(M)
+        self.array = moved(M, arrays) if self.pair is None else None
+        self.xp, self.arrays, self.n = arrays.xp, arrays, M.shape[0]
+        self.finite = bool(np.isfinite(self.pair).any()) if self.pair is not None else bool(np.isfinite(M).any())
+
+    def entries(self, f, M, *others):
+        """``f(*M, bound, *other bounds)`` entrywise for an ``n x n`` array ``M`` or a tuple of
+        them (``f`` takes numbers or arrays as the bounds), without an ``n x n`` array of a
+        compact bound."""
+        bounds, Ms = (self, *others), (M if isinstance(M, tuple) else (M,))
+        if all(b.pair is not None for b in bounds):
+            xp = self.xp
+            out = f(*Ms, *(b.pair[0] for b in bounds))
+            if any(out is A for A in Ms):  # its diagonal is written next: never into an argument
+                out = xp.asarray(out, copy=True)
+            return set_diagonal(out, f(*(diagonal(A, xp) for A in Ms), *(b.pair[1] for b in bounds)), xp)
+        return f(*Ms, *(b.dense() for b in bounds))
+
+    def dense(self):
+        """The bound as an ``n x n`` array (formed once where it is compact)."""
+        if self.array is None:  # a compact bound beside a dense one: formed once
+            xp, arrays, (off, on) = self.xp, self.arrays, self.pair
+            full = xp.full((self.n, self.n), off, dtype=arrays.dtype, device=arrays.device)
+            self.array = set_diagonal(full, xp.full((self.n,), on, dtype=arrays.dtype, device=arrays.device), xp)
+        return self.array
+
+    def map(self, f) -> DeviceBound:
+        """The bound ``f(bound, xp)`` (``f`` entrywise, with ``xp`` NumPy for the two numbers)."""
+        out = object.__new__(DeviceBound)
+        out.xp, out.arrays, out.n, out.finite = self.xp, self.arrays, self.n, self.finite
+        out.pair = None if self.pair is None else tuple(float(f(np.float64(v), np)) for v in self.pair)
+        out.array = None if self.array is None else f(self.array, self.xp)
+        return out
+
+
+@dataclasses.dataclass(eq=False)
+class DeviceForm:
+    """The parts of a :class:`~cvxclust.generic.StandardForm` the two-block ADMM reads, on the
+    device of ``arrays`` (:func:`device_form`); ``host`` is the form itself."""
+
+    host: object
+    arrays: Arrays
+    C: object
+    L: DeviceBound
+    U: DeviceBound
+
+    def __getattr__(self, name):  # n, c, sense, constant, psd, m, rows, lo, hi, cost ...: the host's
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.host, name)
+
+    @property
+    def xp(self):
+        return self.arrays.xp
+
+    def clip(self, M):
+        """The projection of ``M`` onto the box."""
+        xp = self.xp
+        return self.L.entries(lambda X, low, high: xp.clip(X, low, high), M, self.U)
+
+    def objective(self, X) -> float:
+        """:meth:`StandardForm.objective <cvxclust.generic.StandardForm.objective>` on the device."""
+        xp = self.xp
+        value = self.c * inner(X, X, xp) + inner(self.C, X, xp) + self.constant
+        return value if self.sense == "minimize" else -value
+
+    def row_values(self, X):
+        """``A(X)`` on the device."""
+        xp = self.xp
+        if not hasattr(self, "_rows"):
+            self._rows = [_device_block(block, self.arrays) for block in self.rows.blocks]
+        if not self._rows:
+            return xp.zeros(0, dtype=self.arrays.dtype, device=self.arrays.device)
+        return xp.concat([block(X) for block in self._rows])
+
+    def residuals(self, X, *, spectrum: bool = True) -> dict[str, float]:
+        """:meth:`StandardForm.residuals <cvxclust.generic.StandardForm.residuals>` on the device."""
+        xp, arrays = self.xp, self.arrays
+        scale = max(float(xp.max(xp.abs(X))), 1e-300)
+        res = {"symmetry": norm(X - X.T, xp) / max(norm(X, xp), 1e-300)}
+        S = (X + X.T) / 2
+        if self.L.finite or self.U.finite:
+            if not hasattr(self, "_sizes"):
+                self._sizes = DeviceBound(bound_sizes(self.host.L, self.host.U), arrays)
+            violation = self.L.entries(lambda Y, low, high, size: xp.maximum(low - Y, Y - high) / (
+                max(size, scale) if isinstance(size, float) else xp.maximum(size, scale)), S, self.U, self._sizes)
+            res["bounds"] = max(float(xp.max(violation)), 0.0)
+        if self.m:
+            if not hasattr(self, "_row_sizes"):
+                lo, hi = self.lo, self.hi
+                size = np.maximum(np.where(np.isfinite(lo), np.abs(lo), 0), np.where(np.isfinite(hi), np.abs(hi), 0))
+                self._row_sizes = tuple(moved(v, arrays) for v in (lo, hi, size, self.row_norms))
+            lo, hi, size, row_norms = self._row_sizes
+            values = self.row_values(S)
+            worst = xp.maximum(lo - values, values - hi) / xp.maximum(xp.maximum(size, row_norms * scale), 1e-300)
+            res["rows"] = max(float(xp.max(worst)), 0.0)
+        if self.psd and spectrum:
+            w = xp.linalg.eigvalsh(S)
+            res["psd"] = float(max(0.0, -float(w[0])) / max(float(xp.max(xp.abs(w))), 1e-300))
+        return res
+
+
+def _device_block(block, arrays: Arrays):
+    """``X -> block(X)`` on the device for a block of :class:`~cvxclust.generic.compact.Rows`."""
+    xp = arrays.xp
+    if isinstance(block, RowSumsBlock):
+        index = xp.asarray(np.array(block.I, dtype=np.int64), device=arrays.device)
+        coef = moved(block.coef, arrays)
+        return lambda X: coef * (xp.take(xp.sum(X, axis=1), index) + xp.take(xp.sum(X, axis=0), index)) / 2
+    if isinstance(block, TotalBlock):
+        coef = moved(block.coef, arrays)
+        return lambda X: coef * xp.sum(X)
+    # a sparse block: its entries of X gathered, then summed row by row through a cumulative sum
+    indices = xp.asarray(block.indices.astype(np.int64), device=arrays.device)
+    data = moved(block.data, arrays)
+    ends = xp.asarray(block.indptr[1:].astype(np.int64), device=arrays.device)
+    empty = moved(np.diff(block.indptr) == 0, arrays)
+
+    def apply(X):
+        terms = xp.take(xp.reshape(X, (-1,)), indices) * data
+        total = xp.concat([xp.zeros(1, dtype=terms.dtype, device=arrays.device), xp.cumulative_sum(terms)])
+        sums = xp.take(total, ends) - xp.take(total, xp.concat([xp.zeros(1, dtype=ends.dtype, device=arrays.device),
+                                                                ends[:-1]]))
+        return sums * (1.0 - empty)
+
+    return apply
+
+
+def check_device_fits(n: int, method: str, copies: int, arrays: Arrays) -> None:
+    """A :class:`~cvxclust._memory.MemoryNeed` (a ValueError) where ``copies`` dense ``n x n``
+    arrays of ``method`` would not fit in the free memory of the device of ``arrays``."""
+    check_device_memory(copies * n * n * np.dtype(str(arrays.dtype).rsplit(".", 1)[-1]).itemsize,
+                        f"method={method!r} on a problem of order {n} (about {copies} dense {n} x {n} arrays)",
+                        arrays, "use a smaller problem, or method='lowrank' on the host")
+
+
+def device_key(arrays: Arrays) -> tuple[str, str, str]:
+    """The library, device and dtype of ``arrays`` as strings (``"cuda"`` as ``"cuda:<current>"``,
+    the device PyTorch puts it on), a key for the parts moved there."""
+    device = str(arrays.device)
+    if device == "cuda":
+        import torch  # noqa: PLC0415 -- only a CUDA device gets here
+
+        device = f"cuda:{torch.cuda.current_device()}"
+    return library(arrays.xp), device, str(arrays.dtype)
+
+
+def device_form(form, arrays: Arrays) -> DeviceForm:
+    """``form``'s dense cost and bounds on the device of ``arrays`` (the cost densified once on
+    the host where it has a sparse part: the callers check first that it fits,
+    :func:`check_device_fits`)."""
+    return DeviceForm(form, arrays, moved(form.C, arrays), DeviceBound(form.L, arrays), DeviceBound(form.U, arrays))
+
+
+def device_split(split, arrays: Arrays):
+    """The splitting (read with ``project_centre=False``) with its centres moved to the device and
+    projected onto the spectral set there; a ValueError where rows are left beside the spectral
+    set (the consensus path) or rows tie entries: those run on NumPy only."""
+    if split.A.shape[0] or split.ties is not None:
+        what = (f"{split.A.shape[0]} constraint rows are neither bounds, common row sums nor the trace"
+                if split.A.shape[0] else "constraint rows tie entries of X to each other")
+        raise ValueError(f"method='generic' runs on a device only where the rows are bounds, common row sums and the "
+                         f"trace; here {what}: pass NumPy arrays (device=None)")
+    spectral = split.spectral
+
+    def move(M):
+        if M is None:
+            return None
+        return moved(M, arrays) if spectral.trivial else spectral.project(moved(M, arrays))
+
+    return dataclasses.replace(split, centre=move(split.centre), psd_centre=move(split.psd_centre))
+
+
+def check_device_options(method: str, arrays: Arrays) -> None:
+    """A ValueError where ``method`` does not run on the device of ``arrays``."""
+    if not arrays.numpy and method not in DEVICE_METHODS:
+        raise ValueError(f"method={method!r} runs on NumPy only; on device={arrays.device!r} use one of "
+                         f"{list(DEVICE_METHODS)} (or 'auto', which picks among them)")
+
+
+class DeviceAnderson:
+    """:class:`~cvxclust.acceleration.AndersonAccelerator` for flat arrays on a device: the
+    differences stay there, their small Gram matrix and the coefficients on the host (``memory``
+    numbers cross per step)."""
+
+    def __init__(self, host, arrays: Arrays, size: int):
+        self.arrays, self.xp = arrays, arrays.xp
+        self.memory, self.safeguard = host.memory, host.safeguard
+        if self.memory:
+            self.dT = arrays.xp.zeros((self.memory, size), dtype=arrays.dtype, device=arrays.device)
+            self.dG = arrays.xp.zeros((self.memory, size), dtype=arrays.dtype, device=arrays.device)
+            self.gram = np.empty((self.memory, self.memory))
+            self.products = np.empty(self.memory)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the stored differences."""
+        self.count, self.slot, self.last, self.fallback, self.last_norm = 0, 0, None, None, np.inf
+
+    def step(self, s, t):
+        """:meth:`AndersonAccelerator.step <cvxclust.acceleration.AndersonAccelerator.step>` on the device."""
+        if self.memory == 0:
+            return t
+        xp = self.xp
+        g = t - s
+        value = norm(g, xp)
+        if self.fallback is not None and value > self.safeguard * self.last_norm:
+            fallback = self.fallback
+            self.reset()
+            return fallback
+        if self.last is not None:
+            k, q = self.slot, min(self.count + 1, self.memory)
+            self.dG[k, :] = g - self.last[1]
+            self.dT[k, :] = s - self.last[0] + self.dG[k, :]
+            # the new difference's products with the kept ones and with g: q + 1 numbers to the host
+            both = to_numpy(xp.concat([self.dG[:q, :] @ self.dG[k, :], xp.reshape(self.dG[k, :] @ g, (1,))]))
+            self.gram[k, :q], self.gram[:q, k] = both[:q], both[:q]
+            # dG_j @ g = dG_j @ g_prev + dG_j @ dG_k for the slots kept
+            self.products[:q], self.products[k] = self.products[:q] + both[:q], both[q]
+            self.count, self.slot = q, (k + 1) % self.memory
+        self.last, self.last_norm = (s, g), value
+        if not self.count:
+            self.fallback = None
+            return t
+        q, self.fallback = self.count, t
+        tikhonov = (1e-10 * np.trace(self.gram[:q, :q]) + 1e-300) * np.eye(q)  # as the host's accelerator
+        gamma = np.linalg.solve(self.gram[:q, :q] + tikhonov, self.products[:q])
+        return t - self.arrays.asarray(gamma) @ self.dT[:q, :]
+
