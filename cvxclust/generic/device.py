@@ -17,10 +17,10 @@ import dataclasses
 
 import numpy as np
 
-from .._array_api import Arrays, check_device_memory, device_namespace, diagonal, library, to_numpy
+from .._array_api import Arrays, check_device_memory, device_namespace, diagonal, library
 from .compact import RowSumsBlock, TotalBlock, bound_sizes, off_and_diagonal
 
-__all__ = ["DEVICE_COPIES", "DEVICE_METHODS", "DeviceAnderson", "DeviceBound", "DeviceForm", "arrays_for",
+__all__ = ["DEVICE_COPIES", "DEVICE_METHODS", "DeviceBound", "DeviceForm", "arrays_for",
            "check_device_fits", "check_device_options", "device_form", "device_key", "device_split", "inner", "moved",
            "norm", "set_diagonal"]
 
@@ -265,54 +265,4 @@ def check_device_options(method: str, arrays: Arrays) -> None:
     if not arrays.numpy and method not in DEVICE_METHODS:
         raise ValueError(f"method={method!r} runs on NumPy only; on device={arrays.device!r} use one of "
                          f"{list(DEVICE_METHODS)} (or 'auto', which picks among them)")
-
-
-class DeviceAnderson:
-    """:class:`~cvxclust.acceleration.AndersonAccelerator` for flat arrays on a device: the
-    differences stay there, their small Gram matrix and the coefficients on the host (``memory``
-    numbers cross per step)."""
-
-    def __init__(self, host, arrays: Arrays, size: int):
-        self.arrays, self.xp = arrays, arrays.xp
-        self.memory, self.safeguard = host.memory, host.safeguard
-        if self.memory:
-            self.dT = arrays.xp.zeros((self.memory, size), dtype=arrays.dtype, device=arrays.device)
-            self.dG = arrays.xp.zeros((self.memory, size), dtype=arrays.dtype, device=arrays.device)
-            self.gram = np.empty((self.memory, self.memory))
-            self.products = np.empty(self.memory)
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget the stored differences."""
-        self.count, self.slot, self.last, self.fallback, self.last_norm = 0, 0, None, None, np.inf
-
-    def step(self, s, t):
-        """:meth:`AndersonAccelerator.step <cvxclust.acceleration.AndersonAccelerator.step>` on the device."""
-        if self.memory == 0:
-            return t
-        xp = self.xp
-        g = t - s
-        value = norm(g, xp)
-        if self.fallback is not None and value > self.safeguard * self.last_norm:
-            fallback = self.fallback
-            self.reset()
-            return fallback
-        if self.last is not None:
-            k, q = self.slot, min(self.count + 1, self.memory)
-            self.dG[k, :] = g - self.last[1]
-            self.dT[k, :] = s - self.last[0] + self.dG[k, :]
-            # the new difference's products with the kept ones and with g: q + 1 numbers to the host
-            both = to_numpy(xp.concat([self.dG[:q, :] @ self.dG[k, :], xp.reshape(self.dG[k, :] @ g, (1,))]))
-            self.gram[k, :q], self.gram[:q, k] = both[:q], both[:q]
-            # dG_j @ g = dG_j @ g_prev + dG_j @ dG_k for the slots kept
-            self.products[:q], self.products[k] = self.products[:q] + both[:q], both[q]
-            self.count, self.slot = q, (k + 1) % self.memory
-        self.last, self.last_norm = (s, g), value
-        if not self.count:
-            self.fallback = None
-            return t
-        q, self.fallback = self.count, t
-        tikhonov = (1e-10 * np.trace(self.gram[:q, :q]) + 1e-300) * np.eye(q)  # as the host's accelerator
-        gamma = np.linalg.solve(self.gram[:q, :q] + tikhonov, self.products[:q])
-        return t - self.arrays.asarray(gamma) @ self.dT[:q, :]
 

@@ -75,7 +75,7 @@ from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .certificates import (INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test,
                            optimum_certificate, unboundedness_test, unconstrained_optimum)
-from .device import DeviceAnderson, arrays_for, device_form, device_split, moved, norm
+from .device import arrays_for, device_form, device_split, moved, norm
 from .spectral_set import SpectralSet, frobenius_norm
 from .state import GenericState
 from .consensus import ConsensusStep
@@ -244,9 +244,7 @@ class GenericSolver(ConsensusStep, PolishedPoints, IterativeSolver):
         state.image = None
         # no memory where no copy is needed (the X-step alone solves the problem)
         size = state.S.shape[0]
-        state.accelerator = AndersonAccelerator(self.anderson if size else 0, self.safeguard, max(size, 1))
-        if not arrays.numpy:
-            state.accelerator = DeviceAnderson(state.accelerator, arrays, size)
+        state.accelerator = AndersonAccelerator(self.anderson if size else 0, self.safeguard, max(size, 1), arrays)
         if not state.two_block:
             state.gram = (split.A @ split.A.T).tocsc()
             state.factor_key = None
