@@ -30,6 +30,7 @@ import cvxpy as cp
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._array_api import check_arrays, is_foreign, is_numpy, library, namespace_of, to_numpy
 from .._relaxation import Relaxation
 from ..result import Result
 from ..parameters import Interval, check_parameter
@@ -78,8 +79,20 @@ class PengWei(Relaxation):
         """Solve the SDP: ``"reference"`` and ``"generic"`` as for every relaxation; ``"auto"`` and
         the other methods of :func:`cvxclust.solve` are ``cvxclust.solve(self.problem(), method,
         **options)``, whose result is judged by the standard form of the statement (with
-        ``"auto"``, ``extras["auto"]`` says what ran and why)."""
-        if method in super().methods():
+        ``"auto"``, ``extras["auto"]`` says what ran and why).
+
+        A K given as a PyTorch tensor solves on its device (``device=K.device``, ``dtype=K.dtype``
+        unless given): the statement is read on the host, the methods that run on a device
+        (:func:`cvxclust.solve`) solve there, and ``Result.X`` comes back there."""
+        if is_foreign(self.K):
+            if not library(namespace_of(self.K)) == "torch":
+                raise TypeError(f"a PengWei K of {library(namespace_of(self.K))} has no device that cvxclust.solve "
+                                "takes: pass K as a NumPy array or a PyTorch tensor")
+            options = {"device": self.K.device, "dtype": str(self.K.dtype).rsplit(".", 1)[-1]} | options
+            if method in super().methods():
+                raise ValueError(f"method={method!r} reads K on the host: on K's device use 'auto' or another "
+                                 "method of cvxclust.solve that runs there")
+        elif method in super().methods():
             return super().solve(method, **options)
         from ..generic import solve
 
@@ -107,16 +120,28 @@ class PengWei(Relaxation):
         n = self.n
         X = cp.Variable((n, n), symmetric=True, name="X")
         constraints = [X >> 0, X >= 0, cp.sum(X, axis=1) == 1, cp.trace(X) == self.n_clusters]
-        return cp.Problem(cp.Maximize(cp.trace(self.K @ X)), constraints)
+        # cvxpy holds NumPy constants: a K of another library is copied to the host here
+        return cp.Problem(cp.Maximize(cp.trace(to_numpy(self.K) @ X)), constraints)
 
     def objective(self, X=None, *, factor=None) -> float:
         """``<K, X>`` for a finite (n, n) matrix X, or ``<K, F F^T> = <K F, F>`` for a factor F
         (``factor``, of shape (n, r)) without forming X."""
         F = self._factor(X, factor)
         if F is not None:
-            return float(np.vdot(self.K @ F, F))
-        X = check_matrix(X, "X", self.n, symmetric=False)
-        return float(np.vdot(self.K, X))
+            return float(np.vdot(self._host_K() @ F, F))
+        X = self._point(X)
+        xp = namespace_of(X)
+        return float(np.vdot(self.K, X)) if is_numpy(xp) else float(xp.sum(self.K * X))
+
+    def _host_K(self) -> np.ndarray:
+        """K on the host, for a factor (a NumPy array from the low-rank method)."""
+        return to_numpy(self.K)
+
+    def _point(self, X):
+        """X checked, in K's library and on its device (refused naming X elsewhere)."""
+        if is_foreign(self.K) or is_foreign(X):
+            check_arrays(K=self.K, X=X)
+        return check_matrix(X, "X", self.n, symmetric=False)
 
     def _factor(self, X, factor) -> np.ndarray | None:
         """The checked factor where ``factor`` is given (and X is not), else None."""
@@ -134,8 +159,10 @@ class PengWei(Relaxation):
     def objective_scale(self) -> float:
         """The objective at the feasible centre ``11^T/n + (k - 1)/(n - 1) (I - 11^T/n)``."""
         n, k = self.n, self.n_clusters
-        mean = self.K.sum() / n
-        return abs(mean + (k - 1) / (n - 1) * (np.trace(self.K) - mean)) if n > 1 else abs(mean)
+        xp = namespace_of(self.K)
+        mean = float(xp.sum(self.K)) / n
+        trace = float(xp.sum(xp.linalg.diagonal(self.K)))
+        return abs(mean + (k - 1) / (n - 1) * (trace - mean)) if n > 1 else abs(mean)
 
     def residuals(self, X=None, *, factor=None) -> dict[str, float]:
         """Relative violations: ``row_sums`` ``max|X1 - 1|``, ``trace`` ``|tr X - k| / k``, ``symmetry``,
@@ -147,14 +174,15 @@ class PengWei(Relaxation):
         F = self._factor(X, factor)
         if F is not None:
             return self._factor_residuals(F)
-        X = check_matrix(X, "X", self.n, symmetric=False)
-        w = np.linalg.eigvalsh((X + X.T) / 2)
+        X = self._point(X)
+        xp = namespace_of(X)
+        w = (np.linalg.eigvalsh if is_numpy(xp) else xp.linalg.eigvalsh)((X + X.T) / 2)
         return {
-            "row_sums": float(np.abs(X.sum(axis=1) - 1).max()),
-            "trace": float(abs(np.trace(X) - self.n_clusters) / self.n_clusters),
-            "symmetry": float(np.linalg.norm(X - X.T) / max(np.linalg.norm(X), 1e-300)),
+            "row_sums": float(xp.max(xp.abs(xp.sum(X, axis=1) - 1))),
+            "trace": float(abs(float(xp.sum(xp.linalg.diagonal(X))) - self.n_clusters) / self.n_clusters),
+            "symmetry": float(xp.linalg.matrix_norm(X - X.T) / max(float(xp.linalg.matrix_norm(X)), 1e-300)),
             "nonnegativity": negativity(X),
-            "psd": float(max(0.0, -w[0]) / max(np.abs(w).max(), 1e-300)),
+            "psd": float(max(0.0, -float(w[0])) / max(float(xp.max(xp.abs(w))), 1e-300)),
         }
 
     def _factor_residuals(self, F: np.ndarray) -> dict[str, float]:
