@@ -6,8 +6,8 @@ Usage::
     python benchmarks/bench_gpu.py [--device cuda] [--ssc-sizes 10000 20000 40000]
         [--pw-sizes 5000 10000] [--cpu-max-n 0] [--name gpu]
 
-Cases, each in its own process (the harness's ``run_case``), in the order Peng-Wei then SSC by
-increasing n, the results file rewritten after each, so that a run stopped at a limit keeps what
+Cases, each in its own process (the harness's ``run_case``), by increasing n (Peng-Wei before
+SSC at one n), the results file rewritten after each, so that a run stopped at a limit keeps what
 it measured:
 
 * **SSC (7)**, ``FrobeniusPSD(K).solve()`` (the dual Newton method), on 8 Gaussian blobs in the
@@ -219,7 +219,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     env = environment(__file__, argv, args.threads)
     device = accelerator(args.device)
-    runs = [("Peng-Wei", n) for n in sorted(args.pw_sizes)] + [("SSC (7)", n) for n in sorted(args.ssc_sizes)]
+    # smaller orders first, so that a run stopped at a limit has measured every problem it could
+    runs = sorted([("Peng-Wei", n) for n in args.pw_sizes] + [("SSC (7)", n) for n in args.ssc_sizes],
+                  key=lambda run: (run[1], run[0]))
     rows = []
     description = (
         __doc__.split("\n\n", 3)[3].split("Writes")[0].strip()
