@@ -124,10 +124,12 @@ def _package_origin() -> str:
 
 
 def _revision() -> str | None:
+    given = os.environ.get("BENCHMARK_REVISION")
+    if given:  # a copy of the tree, whose git folder (if any) is not that of the revision it was copied at
+        return f"{given} (copied tree)"
     head = _git("rev-parse", "--short=12", "HEAD")
-    if head is None:  # a copy of the tree without its git folder: the revision it was copied at, if given
-        given = os.environ.get("BENCHMARK_REVISION")
-        return f"{given} (copied tree)" if given else None
+    if head is None:
+        return None
     # changes to the package or the scripts (not to the results) make the revision approximate
     changed = _git("status", "--porcelain", "--", "cvxclust", "benchmarks/*.py")
     return head + (" with local changes" if changed else "")
