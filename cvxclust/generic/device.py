@@ -18,11 +18,12 @@ import dataclasses
 import numpy as np
 
 from .._array_api import Arrays, check_device_memory, device_namespace, diagonal, library
+from .._array_ops import frobenius, inner
 from .compact import RowSumsBlock, TotalBlock, bound_sizes, off_and_diagonal
 
 __all__ = ["DEVICE_COPIES", "DEVICE_METHODS", "DeviceBound", "DeviceForm", "arrays_for",
-           "check_device_fits", "check_device_options", "device_form", "device_key", "device_split", "inner", "moved",
-           "norm", "set_diagonal"]
+           "check_device_fits", "check_device_options", "device_form", "device_key", "device_split", "moved",
+           "set_diagonal"]
 
 #: the methods of :func:`cvxclust.solve` that run on a device (the others are NumPy-only)
 DEVICE_METHODS = ("generic", "dual-newton")
@@ -43,16 +44,6 @@ def moved(M, arrays: Arrays):
     """A copy of the NumPy array ``M`` on the device of ``arrays`` (never a view of it: an array
     of the CPU may share the host's memory, which the iteration updates in place)."""
     return arrays.asarray(np.array(M, dtype=float))
-
-
-def norm(x, xp) -> float:
-    """The Euclidean (Frobenius) norm of ``x`` as a Python float."""
-    return float(xp.linalg.vector_norm(x))
-
-
-def inner(A, B, xp) -> float:
-    """``<A, B>`` of two arrays of one shape as a Python float (no product array formed)."""
-    return float(xp.vecdot(xp.reshape(A, (-1,)), xp.reshape(B, (-1,))))
 
 
 def set_diagonal(A, d, xp):
@@ -166,7 +157,7 @@ class DeviceForm:
         """:meth:`StandardForm.residuals <cvxclust.generic.StandardForm.residuals>` on the device."""
         xp, arrays = self.xp, self.arrays
         scale = max(float(xp.max(xp.abs(X))), 1e-300)
-        res = {"symmetry": norm(X - X.T, xp) / max(norm(X, xp), 1e-300)}
+        res = {"symmetry": frobenius(X - X.T, xp) / max(frobenius(X, xp), 1e-300)}
         S = (X + X.T) / 2
         if self.L.finite or self.U.finite:
             if not hasattr(self, "_sizes"):

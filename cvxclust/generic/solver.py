@@ -68,6 +68,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .._array_ops import frobenius
 from ..acceleration import AndersonAccelerator
 from ..parameters import Interval
 from ..penalty import ADAPT_EVERY, MU, ResidualBalancing
@@ -75,7 +76,7 @@ from ..result import Result, relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, polish_due
 from .certificates import (INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test,
                            optimum_certificate, unboundedness_test, unconstrained_optimum)
-from .device import arrays_for, device_form, device_split, moved, norm
+from .device import arrays_for, device_form, device_split, moved
 from .spectral_set import SpectralSet, frobenius_norm
 from .state import GenericState
 from .consensus import ConsensusStep
@@ -189,7 +190,7 @@ class GenericSolver(ConsensusStep, PolishedPoints, IterativeSolver):
             shared = getattr(self.relaxation, "device_form", None)  # the relaxation's copy, where it keeps one
             form = shared(arrays) if shared is not None else device_form(form, arrays)
         start = split.centre if split.centre is not None else moved(np.zeros((n, n)), arrays)
-        scale = max(np.linalg.norm(start), 1.0) if arrays.numpy else max(norm(start, arrays.xp), 1.0)
+        scale = max(frobenius(start, arrays.xp), 1.0)
         rho = self.rho
         if rho is None:
             rho = 2.0 * form.c if form.c > 0 else max(frobenius_norm(form.C), _TINY) / scale
@@ -476,7 +477,7 @@ class GenericSolver(ConsensusStep, PolishedPoints, IterativeSolver):
 
 def _norm(state, x) -> float:
     """``||x||`` (Frobenius for a matrix) as a Python float, on the state's device."""
-    return float(np.linalg.norm(x)) if state.arrays.numpy else norm(x, state.arrays.xp)
+    return frobenius(x, state.arrays.xp)
 
 
 def _stack(blocks, arrays) -> np.ndarray:
