@@ -80,7 +80,7 @@ def command_line(script: str | os.PathLike, argv: list[str] | None = None) -> st
 
 
 def _version(module: str, distribution: str) -> str | None:
-    if module in sys.modules or importlib.util.find_spec(module) is None or module not in HEAVY:
+    if module not in HEAVY or module in sys.modules:
         try:
             return getattr(importlib.import_module(module), "__version__")
         except (ImportError, AttributeError):
