@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -75,6 +76,7 @@ from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
 from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
 from .lowrank_form import LowRankForm, lowrank_form, trace_shift
+from .lowrank_oblique import oblique_descent
 
 __all__ = ["LowRank"]
 
@@ -110,6 +112,11 @@ class LowRankState(SolverState):
     growth: tuple | None = None
     gtol_start: float = np.nan
     start_vector: np.ndarray | None = None
+    #: whether the fixed diagonal is the only constraint (the Riemannian inner solver)
+    oblique: bool = False
+    matmul: object = None
+    #: the Riemannian inner solver's last relative gradient norm (its norm over the gradient's scale)
+    gradient_reached: float = np.inf
 
 
 class LowRank(IterativeSolver):
@@ -186,7 +193,8 @@ class LowRank(IterativeSolver):
         rows = FactorRows(form.rows)
         cost_norm = form.cost.frobenius_norm()
         state = LowRankState(form=form, kind=kind, rows=rows, W=W, y=np.zeros(form.m), penalty=1.0, gtol=np.inf,
-                             max_rank=max_rank, cost_norm=cost_norm, rng=rng)
+                             max_rank=max_rank, cost_norm=cost_norm, rng=rng, matmul=_product(form.cost),
+                             oblique=kind.diagonal is not None and not form.m and not kind.nonnegative)
         V = self._factor(state, W)[0]
         r = rows.apply(V) - form.lo
         if self.penalty is not None:
@@ -259,6 +267,8 @@ class LowRank(IterativeSolver):
         if state.growth is not None:
             self._grow_rank(state, *state.growth)
             state.growth = None
+        if state.oblique:
+            return self._oblique_step(state)
         if not np.isfinite(state.gtol):  # the first gradient sets the scale of the tolerances
             state.gtol = 1e-3 * max(float(np.abs(self._lagrangian(state, state.W.ravel())[1]).max()), _TINY)
             state.gtol_start = state.gtol
@@ -291,6 +301,27 @@ class LowRank(IterativeSolver):
         state.gtol = max(0.2 * state.gtol, 1e-15)
         return {"outer": state.outer, "penalty": state.penalty, "rows_residual": residual,
                 "rank": state.W.shape[1], "lbfgs_iterations": int(out.nit)}
+
+    def _oblique_step(self, state) -> dict:
+        """One run of the Riemannian inner solver (:mod:`cvxclust.generic.lowrank_oblique`), to a
+        gradient tolerance that falls tenfold from one iteration to the next, from a hundredth of
+        the gradient's scale ``|<C, V V^T>| / sqrt(tau)`` to a thousandth of ``tol`` of it."""
+        if not np.isfinite(state.gtol):
+            V = self._factor(state, state.W)[0]
+            scale = max(abs(float(np.vdot(V, state.matmul(V)))), self.gap_floor, _TINY) / math.sqrt(state.kind.tau)
+            state.gtol = state.gtol_start = 1e-2 * scale
+        deadline = time.perf_counter() + self.time_limit - self.elapsed
+        with scipy_blas_threads(1):
+            run = oblique_descent(state.matmul, state.W, state.kind.sqrt_diagonal, gtol=state.gtol,
+                                  max_iter=self.inner_max_iter, deadline=deadline)
+        state.W = run.V
+        state.value = abs(run.value)
+        state.lbfgs_iterations += run.iterations
+        state.outer += 1
+        state.gradient_reached = run.grad_norm / (1e2 * state.gtol_start)
+        state.gtol = max(0.1 * state.gtol, 0.1 * self.tol * state.gtol_start)
+        return {"outer": state.outer, "rank": state.W.shape[1], "lbfgs_iterations": run.iterations,
+                "gradient_norm": run.grad_norm}
 
     @staticmethod
     def _active_residual(state, r: np.ndarray) -> np.ndarray:
@@ -390,8 +421,12 @@ class LowRank(IterativeSolver):
         rank = state.W.shape[1]
         loss = -state.kind.tau * found["lambda_min"]
         # not while the rows are far from met: the multipliers, and with them S, mean little yet
-        if rank >= state.max_rank or state.residual > 1e-3 or \
-                loss <= 0.1 * self.tol * max(abs(value), abs(minimum), self.gap_floor, _TINY):
+        size = max(abs(value), abs(minimum), self.gap_floor, _TINY)
+        if rank >= state.max_rank or state.residual > 1e-3 or loss <= 0.1 * self.tol * size:
+            return
+        # on the sphere's product, a loss of up to about ten times the relative gradient norm is the
+        # gradient's, not a missing column's: grown only beyond thirty times
+        if state.oblique and loss <= 30.0 * state.gradient_reached * size:
             return
         u = found["vector"]
         if state.kind.nonnegative:
@@ -409,7 +444,8 @@ class LowRank(IterativeSolver):
         state.W = np.column_stack([state.W, new])
         if state.shift is not None:
             state.shift = np.append(state.shift, np.zeros(new.shape[1]))
-        state.gtol = max(state.gtol, 1e-4 * state.gtol_start)
+        if not state.oblique:
+            state.gtol = max(state.gtol, 1e-4 * state.gtol_start)
 
     # -- result ---------------------------------------------------------------------------------
     def run(self):
@@ -425,3 +461,10 @@ class LowRank(IterativeSolver):
         return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
                 "lanczos_matvecs": state.lanczos_matvecs, "lbfgs_iterations": state.lbfgs_iterations,
                 "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y}
+
+
+def _product(cost):
+    """``V -> C @ V``: the sparse part's product itself where C is only that (no copy to add into)."""
+    if cost.dense_part is None and cost.ones == 0.0 and cost.sparse_part is not None:
+        return cost.sparse_part.__matmul__
+    return cost.matmul
