@@ -29,9 +29,17 @@ relative residual did not fall below half its last value and is above a tenth of
 ``X 1 = 0`` (the minimum bisection), it is held instead as the linear constraint ``V^T 1 = 0``
 on the factor, whose multiplier is well defined, and the point is moved onto it exactly.
 
+**A fixed diagonal alone** (max-cut: no rows, no ``X >= 0``) needs no augmented Lagrangian: the
+factor's rows lie on spheres, and an iteration is one run of a Riemannian gradient method there
+(:mod:`cvxclust.generic.lowrank_oblique`) to a gradient tolerance that falls tenfold per
+iteration, from ``1e-2`` to ``1e-2 tol`` of the gradient's scale ``|<C, V V^T>| / sqrt(tau)``.
+
 **The rank** starts at ``rank`` (by default ``min(n, max(8, ceil(tau) + 2))`` for a trace row,
-``min(n, 8)`` otherwise) and grows where the certificate's smallest eigenvalue is clearly
-negative, once the rows are met to 1e-3: its eigenvector (its larger sign part for a
+``min(n, max(8, ceil(1.5 n^(1/3))))`` for a fixed diagonal alone, about the rank max-cut's
+solutions on sparse random graphs need, ``min(n, 8)`` otherwise) and grows where the
+certificate's smallest eigenvalue is clearly negative, once the rows are met to 1e-3 (for a fixed
+diagonal alone, where the loss it brings in the bound is over thirty times the last relative
+gradient norm, which a loss of first order in the gradient stays within): its eigenvector (its larger sign part for a
 nonnegative factor), scaled small, becomes a new column (as in HALLaR), with small random
 columns besides for a factor of any sign (a quarter of the rank in all), up to ``max_rank``.
 
@@ -128,7 +136,8 @@ class LowRank(IterativeSolver):
         The problem, read into its :meth:`~cvxclust.Relaxation.standard_form`.
     tol, residual_tol, max_iter, time_limit, check_every, verbose
         The options of every solver (:class:`cvxclust.solvers.IterativeSolver`); an iteration
-        is one run of L-BFGS-B and one multiplier update; a check (one smallest eigenvalue)
+        is one run of L-BFGS-B and one multiplier update (for a fixed diagonal alone, one run of
+        the Riemannian gradient method); a check (one smallest eigenvalue)
         comes every ``check_every`` iterations.
     rank : int or None
         The starting rank (module docstring for the default); at most n.
@@ -140,7 +149,7 @@ class LowRank(IterativeSolver):
         Whether ``result.X`` is ``V V^T``; None forms it where it takes at most a quarter of the
         available memory.
     inner_max_iter : int
-        L-BFGS-B iterations per augmented Lagrangian iteration at most.
+        L-BFGS-B (or Riemannian gradient) iterations per iteration at most.
     penalty : float or None
         The first penalty s; None scales it to the problem.
     penalty_growth : float
@@ -150,9 +159,10 @@ class LowRank(IterativeSolver):
     -------
     Result
         History rows hold ``outer``, ``penalty``, ``rows_residual``, ``rank`` and
-        ``lbfgs_iterations`` (and, at checks, ``lambda_min``); ``extras``: ``factor`` (V),
-        ``rank``, ``eigsh`` (smallest-eigenvalue computations), ``lanczos_matvecs``,
-        ``lbfgs_iterations``, ``row_multipliers``.
+        ``lbfgs_iterations`` (for a fixed diagonal alone ``outer``, ``rank``, ``gradient_norm``
+        and ``lbfgs_iterations``, the Riemannian iterations; and, at checks, ``lambda_min``);
+        ``extras``: ``factor`` (V), ``rank``, ``eigsh`` (smallest-eigenvalue computations),
+        ``lanczos_matvecs``, ``lbfgs_iterations``, ``row_multipliers``.
     """
 
     method = "lowrank"
@@ -178,7 +188,14 @@ class LowRank(IterativeSolver):
             if value is not None and value > n:
                 raise ValueError(f"{name}={value} exceeds the order n={n} of X: a factor of X has at most n "
                                  f"columns (give {name} <= {n}, or None)")
-        rank = self.rank or (min(n, max(8, math.ceil(kind.tau) + 2)) if kind.trace_row else min(n, 8))
+        if self.rank:
+            rank = self.rank
+        elif kind.trace_row:
+            rank = min(n, max(8, math.ceil(kind.tau) + 2))
+        elif form.m or kind.nonnegative:
+            rank = min(n, 8)
+        else:  # a fixed diagonal alone: about the ranks max-cut's solutions of random graphs need
+            rank = min(n, max(8, math.ceil(1.5 * n ** (1 / 3))))
         max_rank = self.max_rank or n
         rank = min(rank, max_rank)
         # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies
@@ -303,23 +320,25 @@ class LowRank(IterativeSolver):
                 "rank": state.W.shape[1], "lbfgs_iterations": int(out.nit)}
 
     def _oblique_step(self, state) -> dict:
-        """One run of the Riemannian inner solver (:mod:`cvxclust.generic.lowrank_oblique`), to a
-        gradient tolerance that falls tenfold from one iteration to the next, from a hundredth of
-        the gradient's scale ``|<C, V V^T>| / sqrt(tau)`` to a thousandth of ``tol`` of it."""
+        """One run of the Riemannian inner solver (:mod:`cvxclust.generic.lowrank_oblique`) to a
+        gradient tolerance relative to the gradient's scale ``|<C, V V^T>| / sqrt(tau)`` that falls
+        tenfold from one iteration to the next, from a hundredth to a hundredth of ``tol``."""
         if not np.isfinite(state.gtol):
+            state.gtol = 1e-2
+        if state.value is None:
             V = self._factor(state, state.W)[0]
-            scale = max(abs(float(np.vdot(V, state.matmul(V)))), self.gap_floor, _TINY) / math.sqrt(state.kind.tau)
-            state.gtol = state.gtol_start = 1e-2 * scale
+            state.value = abs(float(np.vdot(V, state.matmul(V))))
+        scale = max(state.value, self.gap_floor, _TINY) / math.sqrt(state.kind.tau)
         deadline = time.perf_counter() + self.time_limit - self.elapsed
         with scipy_blas_threads(1):
-            run = oblique_descent(state.matmul, state.W, state.kind.sqrt_diagonal, gtol=state.gtol,
+            run = oblique_descent(state.matmul, state.W, state.kind.sqrt_diagonal, gtol=state.gtol * scale,
                                   max_iter=self.inner_max_iter, deadline=deadline)
         state.W = run.V
         state.value = abs(run.value)
         state.lbfgs_iterations += run.iterations
         state.outer += 1
-        state.gradient_reached = run.grad_norm / (1e2 * state.gtol_start)
-        state.gtol = max(0.1 * state.gtol, 0.1 * self.tol * state.gtol_start)
+        state.gradient_reached = run.grad_norm * math.sqrt(state.kind.tau) / max(state.value, self.gap_floor, _TINY)
+        state.gtol = max(0.1 * state.gtol, 1e-2 * self.tol)
         return {"outer": state.outer, "rank": state.W.shape[1], "lbfgs_iterations": run.iterations,
                 "gradient_norm": run.grad_norm}
 
