@@ -280,3 +280,14 @@ def test_oblique_descent_gradient_and_stopping():
     np.testing.assert_allclose(np.linalg.norm(run.V, axis=1), sqrt_d, rtol=1e-14)
     G = _gradient(run.V, C @ run.V, 1.0 / sqrt_d ** 2)
     assert np.linalg.norm(G) == pytest.approx(run.grad_norm, rel=1e-6, abs=1e-12)
+
+
+def test_no_check_while_the_rows_are_far_from_met():
+    """A smallest eigenvalue is spent only once the rows are met to 1e-3 (before, the multipliers
+    mean little and the rank does not grow); the point returned is certified all the same."""
+    problem = CASES["kmeans_sdp"]()
+    result = cvxclust.solve(problem, method="lowrank", tol=1e-7, residual_tol=1e-9)
+    assert result.status == "optimal"
+    checked = [row for row in result.history if "lambda_min" in row]
+    assert checked and all(row["rows_residual"] <= 1e-3 for row in checked)
+    assert result.extras["eigsh"] < len(result.history) * 2
