@@ -38,10 +38,11 @@ iteration, from ``1e-2`` to ``1e-2 tol`` of the gradient's scale ``|<C, V V^T>| 
 ``min(n, max(8, ceil(1.5 n^(1/3))))`` for a fixed diagonal alone, about the rank max-cut's
 solutions on sparse random graphs need, ``min(n, 8)`` otherwise) and grows where the
 certificate's smallest eigenvalue is clearly negative, once the rows are met to 1e-3 (for a fixed
-diagonal alone, where the loss it brings in the bound is over thirty times the last relative
-gradient norm, which a loss of first order in the gradient stays within): its eigenvector (its larger sign part for a
-nonnegative factor), scaled small, becomes a new column (as in HALLaR), with small random
-columns besides for a factor of any sign (a quarter of the rank in all), up to ``max_rank``.
+diagonal alone, once the bound's loss exceeds thirty times the last relative gradient norm: the
+loss that a gradient not yet zero leaves measured about ten times it): its eigenvector (its
+larger sign part for a nonnegative factor), scaled small, becomes a new column (as in HALLaR),
+with small random columns besides for a factor of any sign (a quarter of the rank in all), up to
+``max_rank``.
 
 **The certificate** (:mod:`cvxclust.generic.lowrank_certificate`) at every check: the row
 multipliers y, those of the diagonal ``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
