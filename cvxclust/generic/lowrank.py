@@ -231,7 +231,11 @@ class LowRank(IterativeSolver):
     def is_check(self, state, iteration: int) -> bool:
         """Every ``check_every`` iterations, once the rows are met to 1e-3: before, the multipliers,
         and with them the bound, mean little, and the rank does not grow (a check at the end
-        certifies the point returned wherever the iterations stop)."""
+        certifies the point returned wherever the iterations stop).  For a fixed diagonal alone,
+        once the relative gradient norm is at most ``max(3e-4, tol / 10)``: above, the gap it
+        leaves (about ten times it) is beyond ``tol`` and, below a loss of 1%, grows no rank."""
+        if state.oblique:
+            return super().is_check(state, iteration) and state.gradient_reached <= max(3e-4, 0.1 * self.tol)
         return super().is_check(state, iteration) and state.residual <= 1e-3
 
     # -- the factor -----------------------------------------------------------------------------

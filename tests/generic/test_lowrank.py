@@ -291,3 +291,15 @@ def test_no_check_while_the_rows_are_far_from_met():
     checked = [row for row in result.history if "lambda_min" in row]
     assert checked and all(row["rows_residual"] <= 1e-3 for row in checked)
     assert result.extras["eigsh"] < len(result.history) * 2
+
+
+def test_fixed_diagonal_alone_checks_only_small_gradients():
+    """For a fixed diagonal alone a smallest eigenvalue is spent only once the relative gradient
+    norm ``||grad|| sqrt(tau) / |<C, X>|`` is at most ``max(3e-4, tol / 10)``."""
+    problem = CASES["max_cut"]()
+    result = cvxclust.solve(problem, method="lowrank", tol=1e-6, residual_tol=1e-9)
+    assert result.status == "optimal"
+    checked = [row for row in result.history if "lambda_min" in row]
+    assert checked and len(checked) < len(result.history) and result.extras["eigsh"] == len(checked)
+    for row in checked:
+        assert row["gradient_norm"] * np.sqrt(40) / abs(row["objective"]) <= 3e-4 * (1 + 1e-9)
