@@ -29,11 +29,20 @@ relative residual did not fall below half its last value and is above a tenth of
 ``X 1 = 0`` (the minimum bisection), it is held instead as the linear constraint ``V^T 1 = 0``
 on the factor, whose multiplier is well defined, and the point is moved onto it exactly.
 
+**A fixed diagonal alone** (max-cut: no rows, no ``X >= 0``) needs no augmented Lagrangian: the
+factor's rows lie on spheres, and an iteration is one run of a Riemannian gradient method there
+(:mod:`cvxclust.generic.lowrank_oblique`) to a gradient tolerance that falls tenfold per
+iteration, from ``1e-2`` to ``1e-2 tol`` of the gradient's scale ``|<C, V V^T>| / sqrt(tau)``.
+
 **The rank** starts at ``rank`` (by default ``min(n, max(8, ceil(tau) + 2))`` for a trace row,
-``min(n, 8)`` otherwise) and grows where the certificate's smallest eigenvalue is clearly
-negative, once the rows are met to 1e-3: its eigenvector (its larger sign part for a
-nonnegative factor), scaled small, becomes a new column (as in HALLaR), with small random
-columns besides for a factor of any sign (a quarter of the rank in all), up to ``max_rank``.
+``min(n, max(8, ceil(1.5 n^(1/3))))`` for a fixed diagonal alone, about the rank max-cut's
+solutions on sparse random graphs need, ``min(n, 8)`` otherwise) and grows where the
+certificate's smallest eigenvalue is clearly negative, once the rows are met to 1e-3 (for a fixed
+diagonal alone, once the bound's loss exceeds thirty times the last relative gradient norm: the
+loss that a gradient not yet zero leaves measured about ten times it): its eigenvector (its
+larger sign part for a nonnegative factor), scaled small, becomes a new column (as in HALLaR),
+with small random columns besides for a factor of any sign (a quarter of the rank in all), up to
+``max_rank``.
 
 **The certificate** (:mod:`cvxclust.generic.lowrank_certificate`) at every check: the row
 multipliers y, those of the diagonal ``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
@@ -62,11 +71,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import Bounds, minimize
 
 from .._memory import available_bytes, check_memory, square_bytes
 from ..linalg import scipy_blas_threads
@@ -75,6 +85,7 @@ from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
 from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
 from .lowrank_form import LowRankForm, lowrank_form, trace_shift
+from .lowrank_oblique import oblique_descent
 
 __all__ = ["LowRank"]
 
@@ -110,6 +121,11 @@ class LowRankState(SolverState):
     growth: tuple | None = None
     gtol_start: float = np.nan
     start_vector: np.ndarray | None = None
+    #: whether the fixed diagonal is the only constraint (the Riemannian inner solver)
+    oblique: bool = False
+    matmul: object = None
+    #: the Riemannian inner solver's last relative gradient norm (its norm over the gradient's scale)
+    gradient_reached: float = np.inf
 
 
 class LowRank(IterativeSolver):
@@ -121,7 +137,8 @@ class LowRank(IterativeSolver):
         The problem, read into its :meth:`~cvxclust.Relaxation.standard_form`.
     tol, residual_tol, max_iter, time_limit, check_every, verbose
         The options of every solver (:class:`cvxclust.solvers.IterativeSolver`); an iteration
-        is one run of L-BFGS-B and one multiplier update; a check (one smallest eigenvalue)
+        is one run of L-BFGS-B and one multiplier update (for a fixed diagonal alone, one run of
+        the Riemannian gradient method); a check (one smallest eigenvalue)
         comes every ``check_every`` iterations.
     rank : int or None
         The starting rank (module docstring for the default); at most n.
@@ -133,7 +150,7 @@ class LowRank(IterativeSolver):
         Whether ``result.X`` is ``V V^T``; None forms it where it takes at most a quarter of the
         available memory.
     inner_max_iter : int
-        L-BFGS-B iterations per augmented Lagrangian iteration at most.
+        L-BFGS-B (or Riemannian gradient) iterations per iteration at most.
     penalty : float or None
         The first penalty s; None scales it to the problem.
     penalty_growth : float
@@ -143,9 +160,10 @@ class LowRank(IterativeSolver):
     -------
     Result
         History rows hold ``outer``, ``penalty``, ``rows_residual``, ``rank`` and
-        ``lbfgs_iterations`` (and, at checks, ``lambda_min``); ``extras``: ``factor`` (V),
-        ``rank``, ``eigsh`` (smallest-eigenvalue computations), ``lanczos_matvecs``,
-        ``lbfgs_iterations``, ``row_multipliers``.
+        ``lbfgs_iterations`` (for a fixed diagonal alone ``outer``, ``rank``, ``gradient_norm``
+        and ``lbfgs_iterations``, the Riemannian iterations; and, at checks, ``lambda_min``);
+        ``extras``: ``factor`` (V), ``rank``, ``eigsh`` (smallest-eigenvalue computations),
+        ``lanczos_matvecs``, ``lbfgs_iterations``, ``row_multipliers``.
     """
 
     method = "lowrank"
@@ -171,7 +189,14 @@ class LowRank(IterativeSolver):
             if value is not None and value > n:
                 raise ValueError(f"{name}={value} exceeds the order n={n} of X: a factor of X has at most n "
                                  f"columns (give {name} <= {n}, or None)")
-        rank = self.rank or (min(n, max(8, math.ceil(kind.tau) + 2)) if kind.trace_row else min(n, 8))
+        if self.rank:
+            rank = self.rank
+        elif kind.trace_row:
+            rank = min(n, max(8, math.ceil(kind.tau) + 2))
+        elif form.m or kind.nonnegative:
+            rank = min(n, 8)
+        else:  # a fixed diagonal alone: about the ranks max-cut's solutions of random graphs need
+            rank = min(n, max(8, math.ceil(1.5 * n ** (1 / 3))))
         max_rank = self.max_rank or n
         rank = min(rank, max_rank)
         # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies
@@ -186,7 +211,8 @@ class LowRank(IterativeSolver):
         rows = FactorRows(form.rows)
         cost_norm = form.cost.frobenius_norm()
         state = LowRankState(form=form, kind=kind, rows=rows, W=W, y=np.zeros(form.m), penalty=1.0, gtol=np.inf,
-                             max_rank=max_rank, cost_norm=cost_norm, rng=rng)
+                             max_rank=max_rank, cost_norm=cost_norm, rng=rng, matmul=_product(form.cost),
+                             oblique=kind.diagonal is not None and not form.m and not kind.nonnegative)
         V = self._factor(state, W)[0]
         r = rows.apply(V) - form.lo
         if self.penalty is not None:
@@ -201,6 +227,16 @@ class LowRank(IterativeSolver):
 
     def size(self) -> int:
         return 0  # thin products only: one BLAS thread is the package's policy below order 1500
+
+    def is_check(self, state, iteration: int) -> bool:
+        """Every ``check_every`` iterations, once the rows are met to 1e-3: before, the multipliers,
+        and with them the bound, mean little, and the rank does not grow (a check at the end
+        certifies the point returned wherever the iterations stop).  For a fixed diagonal alone,
+        once the relative gradient norm is at most ``max(3e-4, tol / 10)``: above, the gap it
+        leaves (about ten times it) is beyond ``tol`` and, below a loss of 1%, grows no rank."""
+        if state.oblique:
+            return super().is_check(state, iteration) and state.gradient_reached <= max(3e-4, 0.1 * self.tol)
+        return super().is_check(state, iteration) and state.residual <= 1e-3
 
     # -- the factor -----------------------------------------------------------------------------
     @staticmethod
@@ -259,10 +295,12 @@ class LowRank(IterativeSolver):
         if state.growth is not None:
             self._grow_rank(state, *state.growth)
             state.growth = None
+        if state.oblique:
+            return self._oblique_step(state)
         if not np.isfinite(state.gtol):  # the first gradient sets the scale of the tolerances
             state.gtol = 1e-3 * max(float(np.abs(self._lagrangian(state, state.W.ravel())[1]).max()), _TINY)
             state.gtol_start = state.gtol
-        bounds = [(0.0, None)] * state.W.size if state.kind.nonnegative else None
+        bounds = Bounds(np.zeros(state.W.size), np.inf) if state.kind.nonnegative else None
 
         def stop_at_time_limit(intermediate_result):
             if self.elapsed > self.time_limit:
@@ -291,6 +329,29 @@ class LowRank(IterativeSolver):
         state.gtol = max(0.2 * state.gtol, 1e-15)
         return {"outer": state.outer, "penalty": state.penalty, "rows_residual": residual,
                 "rank": state.W.shape[1], "lbfgs_iterations": int(out.nit)}
+
+    def _oblique_step(self, state) -> dict:
+        """One run of the Riemannian inner solver (:mod:`cvxclust.generic.lowrank_oblique`) to a
+        gradient tolerance relative to the gradient's scale ``|<C, V V^T>| / sqrt(tau)`` that falls
+        tenfold from one iteration to the next, from a hundredth to a hundredth of ``tol``."""
+        if not np.isfinite(state.gtol):
+            state.gtol = 1e-2
+        if state.value is None:
+            V = self._factor(state, state.W)[0]
+            state.value = abs(float(np.vdot(V, state.matmul(V))))
+        scale = max(state.value, self.gap_floor, _TINY) / math.sqrt(state.kind.tau)
+        deadline = time.perf_counter() + self.time_limit - self.elapsed
+        with scipy_blas_threads(1):
+            run = oblique_descent(state.matmul, state.W, state.kind.sqrt_diagonal, gtol=state.gtol * scale,
+                                  max_iter=self.inner_max_iter, deadline=deadline)
+        state.W = run.V
+        state.value = abs(run.value)
+        state.lbfgs_iterations += run.iterations
+        state.outer += 1
+        state.gradient_reached = run.grad_norm * math.sqrt(state.kind.tau) / max(state.value, self.gap_floor, _TINY)
+        state.gtol = max(0.1 * state.gtol, 1e-2 * self.tol)
+        return {"outer": state.outer, "rank": state.W.shape[1], "lbfgs_iterations": run.iterations,
+                "gradient_norm": run.grad_norm}
 
     @staticmethod
     def _active_residual(state, r: np.ndarray) -> np.ndarray:
@@ -390,8 +451,12 @@ class LowRank(IterativeSolver):
         rank = state.W.shape[1]
         loss = -state.kind.tau * found["lambda_min"]
         # not while the rows are far from met: the multipliers, and with them S, mean little yet
-        if rank >= state.max_rank or state.residual > 1e-3 or \
-                loss <= 0.1 * self.tol * max(abs(value), abs(minimum), self.gap_floor, _TINY):
+        size = max(abs(value), abs(minimum), self.gap_floor, _TINY)
+        if rank >= state.max_rank or state.residual > 1e-3 or loss <= 0.1 * self.tol * size:
+            return
+        # on the sphere's product, a loss of up to about ten times the relative gradient norm is the
+        # gradient's, not a missing column's: grown only beyond thirty times
+        if state.oblique and loss <= 30.0 * state.gradient_reached * size:
             return
         u = found["vector"]
         if state.kind.nonnegative:
@@ -409,7 +474,8 @@ class LowRank(IterativeSolver):
         state.W = np.column_stack([state.W, new])
         if state.shift is not None:
             state.shift = np.append(state.shift, np.zeros(new.shape[1]))
-        state.gtol = max(state.gtol, 1e-4 * state.gtol_start)
+        if not state.oblique:
+            state.gtol = max(state.gtol, 1e-4 * state.gtol_start)
 
     # -- result ---------------------------------------------------------------------------------
     def run(self):
@@ -425,3 +491,10 @@ class LowRank(IterativeSolver):
         return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
                 "lanczos_matvecs": state.lanczos_matvecs, "lbfgs_iterations": state.lbfgs_iterations,
                 "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y}
+
+
+def _product(cost):
+    """``V -> C @ V``: the sparse part's product itself where C is only that (no copy to add into)."""
+    if cost.dense_part is None and cost.ones == 0.0 and cost.sparse_part is not None:
+        return cost.sparse_part.__matmul__
+    return cost.matmul

@@ -226,3 +226,80 @@ def test_reading_the_kind_takes_no_square_temporary():
     tracemalloc.stop()
     assert kind.tau == 2.0 and kind.nonnegative and kind.diagonal is None
     assert peak < n * n / 10, peak
+
+
+def _weighted_diagonal_cut(n=30, seed=4):
+    """Max-cut with the diagonal fixed at unequal values."""
+    W = pc.random_graph(n, 4, random_state=seed)
+    d = np.random.default_rng(seed).uniform(0.5, 3.0, n)
+    X = _variable(n)
+    return cp.Problem(cp.Maximize(cp.trace(pc.laplacian(W) @ X) / 4), [X >> 0, cp.diag(X) == d]), d
+
+
+@pytest.mark.parametrize("rank", [None, 1])
+def test_fixed_diagonal_alone_agrees_with_clarabel(rank):
+    """The Riemannian inner solver (a fixed diagonal the only constraint), from the default rank
+    and from rank 1, whose certificate makes the rank grow: certified, the diagonal met, the bound
+    below (here, as the problem maximizes, above) the optimum."""
+    problem, d = _weighted_diagonal_cut()
+    optimum, _ = clarabel_solution(problem)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = cvxclust.solve(problem, method="lowrank", tol=1e-8, residual_tol=1e-9, rank=rank)
+    assert result.status == "optimal" and result.relative_gap <= 1e-8
+    assert abs(result.objective - optimum) <= (1e-8 + REFERENCE_ACCURACY) * abs(optimum)
+    check_bound_side(problem, result.dual_bound, optimum)
+    V = result.extras["factor"]
+    np.testing.assert_allclose(np.einsum("ij,ij->i", V, V), d, rtol=1e-12, atol=1e-15)
+    if rank == 1:
+        assert result.extras["rank"] > 1
+
+
+def test_oblique_descent_gradient_and_stopping():
+    """The Riemannian gradient is the derivative along the retraction, and a run stops at its
+    tolerance with the rows on their spheres."""
+    from cvxclust.generic.lowrank_oblique import _gradient, oblique_descent, retract
+
+    rng = np.random.default_rng(2)
+    n, r = 25, 4
+    C = rng.standard_normal((n, n))
+    C = C + C.T
+    sqrt_d = rng.uniform(0.5, 2.0, n)
+    V = retract(rng.standard_normal((n, r)), sqrt_d)
+    G = _gradient(V, C @ V, 1.0 / sqrt_d ** 2)
+    xi = rng.standard_normal((n, r))
+    xi -= (np.einsum("ij,ij->i", xi, V) / sqrt_d ** 2)[:, None] * V  # a tangent vector
+    f = lambda U: float(np.vdot(U, C @ U))  # noqa: E731
+    t = 1e-6
+    derivative = (f(retract(V + t * xi, sqrt_d)) - f(retract(V - t * xi, sqrt_d))) / (2 * t)
+    assert abs(derivative - np.vdot(G, xi)) <= 1e-6 * np.linalg.norm(G) * np.linalg.norm(xi)
+    before = V.copy()
+    run = oblique_descent(lambda U: C @ U, V, sqrt_d, gtol=1e-8, max_iter=20000)
+    np.testing.assert_array_equal(V, before)  # the start is not modified
+    assert run.grad_norm <= 1e-8 and run.value < f(V)
+    np.testing.assert_allclose(np.linalg.norm(run.V, axis=1), sqrt_d, rtol=1e-14)
+    G = _gradient(run.V, C @ run.V, 1.0 / sqrt_d ** 2)
+    assert np.linalg.norm(G) == pytest.approx(run.grad_norm, rel=1e-6, abs=1e-12)
+
+
+def test_no_check_while_the_rows_are_far_from_met():
+    """A smallest eigenvalue is spent only once the rows are met to 1e-3 (before, the multipliers
+    mean little and the rank does not grow); the point returned is certified all the same."""
+    problem = CASES["kmeans_sdp"]()
+    result = cvxclust.solve(problem, method="lowrank", tol=1e-7, residual_tol=1e-9)
+    assert result.status == "optimal"
+    checked = [row for row in result.history if "lambda_min" in row]
+    assert checked and all(row["rows_residual"] <= 1e-3 for row in checked)
+    assert result.extras["eigsh"] < len(result.history) * 2
+
+
+def test_fixed_diagonal_alone_checks_only_small_gradients():
+    """For a fixed diagonal alone a smallest eigenvalue is spent only once the relative gradient
+    norm ``||grad|| sqrt(tau) / |<C, X>|`` is at most ``max(3e-4, tol / 10)``."""
+    problem = CASES["max_cut"]()
+    result = cvxclust.solve(problem, method="lowrank", tol=1e-6, residual_tol=1e-9)
+    assert result.status == "optimal"
+    checked = [row for row in result.history if "lambda_min" in row]
+    assert checked and len(checked) < len(result.history) and result.extras["eigsh"] == len(checked)
+    for row in checked:
+        assert row["gradient_norm"] * np.sqrt(40) / abs(row["objective"]) <= 3e-4 * (1 + 1e-9)

@@ -1,0 +1,134 @@
+r"""The inner solver of :mod:`cvxclust.generic.lowrank` where a fixed diagonal is the only
+constraint besides ``X >> 0`` (max-cut): a Riemannian gradient method on the factor's manifold.
+
+With ``diag(V V^T) = d`` and no rows, the factor lives on a product of spheres (the oblique
+manifold, row i of V on the sphere of radius ``sqrt(d_i)``) and no augmented Lagrangian is
+needed.  The Riemannian gradient of ``f(V) = <C, V V^T>`` is the Euclidean one ``2 C V`` with
+each row's radial part removed,
+
+.. math::
+
+    \operatorname{grad} f(V) = 2\,(C - \operatorname{Diag}(w))\,V,\qquad
+    w_i = (C V)_i \cdot v_i / d_i,
+
+which is ``2 S V`` for the dual slack S of the certificate
+(:mod:`cvxclust.generic.lowrank_certificate`) at the same w.  A step moves against it and
+scales the rows back to their radii (the retraction); its length is the Barzilai-Borwein one
+(alternating the two), accepted by the nonmonotone Armijo test of Zhang and Hager, as Wen and Yin
+do on manifolds of orthogonality constraints.  A step costs one product with C, whose result is
+kept for the next gradient.
+
+References: Z. Wen, W. Yin, "A feasible method for optimization with orthogonality constraints",
+Mathematical Programming 142, 2013; H. Zhang, W. W. Hager, "A nonmonotone line search technique
+and its application to unconstrained optimization", SIAM Journal on Optimization 14(4), 2004;
+N. Boumal, V. Voroninski, A. S. Bandeira, "The non-convex Burer-Monteiro approach works on
+smooth semidefinite programs", NeurIPS 2016.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ObliqueRun", "oblique_descent", "retract"]
+
+_TINY = 1e-300
+#: the Armijo test's slope fraction, the nonmonotone average's weight, the backtracking factor
+_ARMIJO, _ETA, _BACKTRACK = 1e-4, 0.85, 0.5
+_MAX_BACKTRACKS = 30
+
+
+@dataclass
+class ObliqueRun:
+    """What :func:`oblique_descent` returns.
+
+    Attributes
+    ----------
+    V : ndarray of shape (n, r)
+        The last factor (rows of norm ``sqrt(d_i)``).
+    value : float
+        ``<C, V V^T>`` there.
+    grad_norm : float
+        The Frobenius norm of the Riemannian gradient there.
+    iterations : int
+        The steps taken.
+    products : int
+        The products with C spent.
+    """
+
+    V: np.ndarray
+    value: float
+    grad_norm: float
+    iterations: int
+    products: int
+
+
+def retract(V: np.ndarray, sqrt_d: np.ndarray) -> np.ndarray:
+    """V with each row scaled to the norm ``sqrt_d`` (a zero row stays zero)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", V, V))
+    return V * (sqrt_d / np.maximum(norms, _TINY))[:, None]
+
+
+def _gradient(V: np.ndarray, CV: np.ndarray, inv_d: np.ndarray) -> np.ndarray:
+    """``2 (C V - Diag(w) V)``, ``w_i = (C V)_i . v_i / d_i`` (0 where ``d_i = 0``)."""
+    w = np.einsum("ij,ij->i", CV, V) * inv_d
+    return 2.0 * (CV - w[:, None] * V)
+
+
+def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, max_iter: int,
+                    deadline: float = np.inf) -> ObliqueRun:
+    """Minimize ``<C, V V^T>`` over rows of V of norms ``sqrt_d`` from V (module docstring).
+
+    Parameters
+    ----------
+    matmul : callable
+        ``V -> C @ V``.
+    V : ndarray of shape (n, r)
+        The start (its rows are scaled to ``sqrt_d`` first; not modified).
+    sqrt_d : ndarray of shape (n,)
+        The rows' norms, the square roots of the fixed diagonal.
+    gtol : float
+        Stop where the Riemannian gradient's Frobenius norm is at most this.
+    max_iter : int
+        Steps at most.
+    deadline : float
+        A :func:`time.perf_counter` time past which no step is begun.
+
+    Returns
+    -------
+    ObliqueRun
+    """
+    d = sqrt_d ** 2
+    inv_d = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)
+    V = retract(V, sqrt_d)
+    CV = matmul(V)
+    value = float(np.vdot(V, CV))
+    G = _gradient(V, CV, inv_d)
+    g2 = float(np.vdot(G, G))
+    products, iterations = 1, 0
+    reference, weight = value, 1.0  # the nonmonotone average of the values and its weight
+    step = 0.1 * float(np.linalg.norm(V)) / max(np.sqrt(g2), _TINY)
+    while iterations < max_iter and np.sqrt(g2) > gtol and time.perf_counter() < deadline:
+        for _ in range(_MAX_BACKTRACKS):
+            trial = retract(V - step * G, sqrt_d)
+            C_trial = matmul(trial)
+            products += 1
+            trial_value = float(np.vdot(trial, C_trial))
+            if trial_value <= reference - _ARMIJO * step * g2:
+                break
+            step *= _BACKTRACK
+        else:  # no decrease at a step near rounding: V is as stationary as the arithmetic allows
+            break
+        G_trial = _gradient(trial, C_trial, inv_d)
+        s, y = trial - V, G_trial - G
+        sy = abs(float(np.vdot(s, y)))
+        iterations += 1
+        V, CV, G, value = trial, C_trial, G_trial, trial_value
+        g2 = float(np.vdot(G, G))
+        if sy > 0:  # the two Barzilai-Borwein lengths in turn
+            step = float(np.vdot(s, s)) / sy if iterations % 2 else sy / max(float(np.vdot(y, y)), _TINY)
+        reference = (_ETA * weight * reference + value) / (_ETA * weight + 1.0)
+        weight = _ETA * weight + 1.0
+    return ObliqueRun(V=V, value=value, grad_norm=float(np.sqrt(g2)), iterations=iterations, products=products)
