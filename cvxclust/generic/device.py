@@ -215,14 +215,9 @@ def check_device_fits(n: int, method: str, copies: int, arrays: Arrays) -> None:
 
 
 def device_key(arrays: Arrays) -> tuple[str, str, str]:
-    """The library, device and dtype of ``arrays`` as strings (``"cuda"`` as ``"cuda:<current>"``,
-    the device PyTorch puts it on), a key for the parts moved there."""
-    device = str(arrays.device)
-    if device == "cuda":
-        import torch  # noqa: PLC0415 -- only a CUDA device gets here
-
-        device = f"cuda:{torch.cuda.current_device()}"
-    return library(arrays.xp), device, str(arrays.dtype)
+    """The library, device and dtype of ``arrays`` as strings, a key for the parts moved there
+    (``device_namespace`` and the arrays themselves name a CUDA device by its index)."""
+    return library(arrays.xp), str(arrays.device), str(arrays.dtype)
 
 
 def device_form(form, arrays: Arrays) -> DeviceForm:
