@@ -75,10 +75,12 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .._array_api import diagonal, namespace_of
 from ..parameters import Interval
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .certificates import INFEASIBILITY_EVERY, bound_at, contradicting_rows, infeasibility_test
+from .device import DeviceBound, arrays_for, device_split, shared_device_form
 from .newton import NEWTON_STEP_PARAMETERS, DualPoint, EqualityDual, inequality_rows, newton_step
 from .restoration import restore
 from .spectral_set import SpectralSet, centred, frobenius_norm
@@ -147,6 +149,8 @@ class AlmState(SolverState):
     restored: bool = False
     last_multipliers: tuple | None = None
     infeasibility: dict | None = None
+    #: the namespace, device and dtype of the iteration (:mod:`cvxclust.generic.newton_device`)
+    arrays: object = None
 
 
 class AugmentedLagrangian(IterativeSolver):
@@ -169,8 +173,9 @@ class AugmentedLagrangian(IterativeSolver):
         The factor sigma grows by after a subproblem that took few Newton steps.
     inner_max_iter : int
         Newton steps per subproblem at most.
-    cg_tol, cg_max_iter : float, int
-        As for :class:`~cvxclust.generic.GenericNewton`.
+    cg_tol, cg_max_iter, device, dtype
+        As for :class:`~cvxclust.generic.GenericNewton` (the iteration on a device:
+        :mod:`cvxclust.generic.newton_device`).
 
     Returns
     -------
@@ -191,39 +196,55 @@ class AugmentedLagrangian(IterativeSolver):
         "sigma_growth": Param(3.0, [Interval(Real, 1, None, closed="left")]),
         "inner_max_iter": Param(30, [Interval(Integral, 1, None, closed="left")]),
         "accelerate": Param(True, ["boolean"]),
+        "device": Param(None, [object]),
+        "dtype": Param(None, [None, object]),
     } | NEWTON_STEP_PARAMETERS
 
     # -- set-up ---------------------------------------------------------------------------------
     def init_state(self):
-        form = self.relaxation.standard_form()
-        dual, reason = alm_form(form)
-        if dual is None:
-            raise ValueError(f"method='alm' does not apply to this problem: {reason} (use method='generic')")
-        n, parts = form.n, split(form)
-        spectral = parts.spectral
-        deflated = form.psd and zero_total_row(form) is not None
-        if deflated:  # X 1 = 0 implied: the cone of the Newton steps holds it (the splitting's set does)
-            dual.deflate_row_sums()
+        host = form = self.relaxation.standard_form()
+        arrays = arrays_for(self.device, self.dtype)
+        reason = inequality_rows(form)
+        if reason:
+            raise ValueError(f"method='alm' does not apply to this problem: {reason}: only affine equalities and "
+                             "entrywise bounds are taken (use method='generic')")
+        # on a device the centres are projected there (device_split), not by the host's eigensolver
+        n, parts = form.n, split(form, partial=arrays.numpy, project_centre=arrays.numpy)
         fixed = np.isfinite(form.L) & (form.L == form.U)
         lower, upper = np.where(fixed, -np.inf, form.L), np.where(fixed, np.inf, form.U)
+        boxed = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
         finite_L, finite_U = np.isfinite(form.L), np.isfinite(form.U)
-        start = parts.centre if parts.centre is not None else np.eye(n)
+        if arrays.numpy:
+            dual = EqualityDual(form)
+            L0, U0 = np.where(finite_L, form.L, 0.0), np.where(finite_U, form.U, 0.0)
+        else:  # moved once, here: the cost, the bounds, the rows, the target and the centres
+            from .newton_device import DeviceEqualityDual  # noqa: PLC0415 -- NumPy solves need none of it
+
+            parts, form = device_split(parts, arrays, self.method), shared_device_form(self.relaxation, arrays)
+            dual = DeviceEqualityDual(form, arrays, self.method)
+            lower, upper = DeviceBound(lower, arrays), DeviceBound(upper, arrays)
+            L0, U0 = (bound.map(lambda v, xp: xp.where(xp.isfinite(v), v, 0.0)) for bound in (form.L, form.U))
+            finite_L = finite_U = None
+        spectral = parts.spectral
+        deflated = form.psd and zero_total_row(host) is not None
+        if deflated:  # X 1 = 0 implied: the cone of the Newton steps holds it (the splitting's set does)
+            dual.deflate_row_sums()
+        start = parts.centre if parts.centre is not None else arrays.asarray(np.eye(n))
         sigma = self.sigma
         if sigma is None:
-            sigma = max(np.linalg.norm(start), 1.0) / max(frobenius_norm(form.C), _TINY) if form.c == 0 else \
+            sigma = max(frobenius_norm(start), 1.0) / max(frobenius_norm(form.C), _TINY) if form.c == 0 else \
                 1.0 / (2.0 * form.c)
-        state = AlmState(form=form, parts=parts, split=replace(parts, A=form.A, lo=form.lo, hi=form.hi),
-                         spectral=spectral, deflated=deflated, dual=dual, lower=lower, upper=upper,
-                         boxed=bool(np.isfinite(lower).any() or np.isfinite(upper).any()),
-                         finite_L=finite_L, finite_U=finite_U, L0=np.where(finite_L, form.L, 0.0),
-                         U0=np.where(finite_U, form.U, 0.0), centre=start, sigma=float(sigma), sigma_start=float(sigma),
-                         Z=np.zeros((n, n)))
-        state.infeasibility = contradicting_rows(form)
+        state = AlmState(form=form, parts=parts, split=replace(parts, A=host.A, lo=host.lo, hi=host.hi),
+                         spectral=spectral, deflated=deflated, dual=dual, lower=lower, upper=upper, boxed=boxed,
+                         finite_L=finite_L, finite_U=finite_U, L0=L0, U0=U0, centre=start, sigma=float(sigma),
+                         sigma_start=float(sigma), Z=arrays.asarray(np.zeros((n, n))), arrays=arrays)
+        state.infeasibility = contradicting_rows(host)
         if state.infeasibility is not None:
             self.declare_infeasible(state.infeasibility["note"])
         self._retarget(state)
-        y = np.zeros(dual.size) if state.infeasibility is not None else dual.start()
-        state.point = dual.evaluate(y if np.isfinite(y).all() else np.zeros(dual.size))
+        zeros = arrays.asarray(np.zeros(dual.size))
+        y = zeros if state.infeasibility is not None else dual.start()
+        state.point = dual.evaluate(y if bool(arrays.xp.all(arrays.xp.isfinite(y))) else zeros)
         return state
 
     def size(self) -> int:
@@ -243,11 +264,16 @@ class AugmentedLagrangian(IterativeSolver):
         and re-evaluates theta at the new Z (one eigendecomposition)."""
         w, X, Z = state.weight, state.point.X, state.Z
         shifted = X - Z / (2.0 * w)
-        new = 2.0 * w * (np.clip(shifted, state.lower, state.upper) - shifted)
+        if state.arrays.numpy:
+            clipped = np.clip(shifted, state.lower, state.upper)
+        else:
+            xp = state.arrays.xp
+            clipped = state.lower.entries(lambda M, low, high: xp.clip(M, low, high), shifted, state.upper)
+        new = 2.0 * w * (clipped - shifted)
         move = frobenius_norm(new - Z) / (2.0 * w)
         previous, state.Z_plain = state.Z_plain, new
         if self.accelerate and previous is not None:
-            t = (1.0 + np.sqrt(1.0 + 4.0 * state.momentum ** 2)) / 2.0
+            t = (1.0 + float(np.sqrt(1.0 + 4.0 * state.momentum ** 2))) / 2.0
             new = new + ((state.momentum - 1.0) / t) * (new - previous)
             state.momentum = t
         state.Z = new
@@ -265,7 +291,7 @@ class AugmentedLagrangian(IterativeSolver):
             state.point = candidate
         state.inner += 1
         X = state.point.X
-        residual = float(np.linalg.norm(state.point.gradient))
+        residual = state.dual.norm(state.point.gradient)
         move = frobenius_norm(X - state.centre)
         # criterion (B): the subproblem's residuals below a fraction of the proximal move
         small = max(residual, box_move) <= max(0.1 * move, 1e-3 * self.tol * max(frobenius_norm(X), 1.0))
@@ -317,9 +343,7 @@ class AugmentedLagrangian(IterativeSolver):
     def _multipliers(self, state):
         """``(Lambda, y)``: the box multiplier (Z and the fixed entries') and the rows'."""
         dual, y = state.dual, state.point.y
-        entries = np.zeros_like(y)
-        entries[dual.m:] = y[dual.m:]
-        return state.Z + dual.adjoint(entries), y[:dual.m]
+        return state.Z + dual.adjoint(dual.entry_part(y)), y[:dual.m]
 
     def certify(self, state, bound, final=False):
         form = state.form
@@ -396,7 +420,7 @@ def onto_affine_hull(spectral: SpectralSet, X: np.ndarray) -> np.ndarray | None:
     JXJ = centred(X)
     a = 1.0
     if spectral.trace is not None or spectral.trace_max is not None:
-        free = float(np.trace(JXJ))
+        free = float(np.trace(JXJ)) if isinstance(JXJ, np.ndarray) else float(namespace_of(JXJ).sum(diagonal(JXJ)))
         target = spectral.trace if spectral.trace is not None else min(spectral.trace_max, free + spectral.beta)
         rest = target - spectral.beta
         if free <= 0 or rest < 0:

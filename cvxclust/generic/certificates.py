@@ -91,7 +91,10 @@ def bound_at(state, Lam, y, objective: bool = True) -> float:
     # multipliers would otherwise let cross the optimal value
     terms = [form.constant if objective else 0.0]
     M = xp.zeros_like(C)
-    if split.A.shape[0]:
+    if split.A.shape[0] and xp is not np:  # on a device: the rows as the Newton steps' dual holds them
+        row_terms, M = _device_row_terms(state, y, M)
+        terms.append(row_terms)
+    elif split.A.shape[0]:
         lo, hi = split.lo, split.hi
         y = np.where(((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)), 0.0, y)
         terms.append(np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0), 0.0)
@@ -140,6 +143,17 @@ def _sum(term, xp) -> float:
     """The sum of a term of :func:`bound_at` (a number, a NumPy array or an array of ``xp``)."""
     return float(np.sum(term)) if xp is np or isinstance(term, (float, int, np.ndarray, np.generic)) \
         else float(xp.sum(term))
+
+
+def _device_row_terms(state, y, M):
+    """The rows' support terms ``y lo`` (``y > 0``) and ``y hi`` (``y < 0``) over the finite
+    sides, and ``M + A^* y``, on the device, by the rows of ``state.dual``
+    (:class:`~cvxclust.generic.newton_device.DeviceRows`)."""
+    xp, arrays, split = state.arrays.xp, state.arrays, state.split
+    lo, hi = (arrays.asarray(np.where(np.isfinite(v), v, 0.0)) for v in (split.lo, split.hi))
+    has_lo, has_hi = (arrays.asarray(np.isfinite(v) * 1.0) > 0.5 for v in (split.lo, split.hi))
+    y = xp.where(((y > 0) & ~has_lo) | ((y < 0) & ~has_hi), 0.0, y)
+    return xp.where(y > 0, y * lo, 0.0) + xp.where(y < 0, y * hi, 0.0), state.dual.rows.adjoint(y, M)
 
 
 def _device_box_terms(state, Lam):

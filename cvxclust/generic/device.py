@@ -23,15 +23,22 @@ from .compact import RowSumsBlock, TotalBlock, bound_sizes, off_and_diagonal
 
 __all__ = ["DEVICE_COPIES", "DEVICE_METHODS", "DeviceBound", "DeviceForm", "arrays_for",
            "check_device_fits", "check_device_options", "device_form", "device_key", "device_split", "moved",
-           "set_diagonal"]
+           "set_diagonal", "shared_device_form"]
 
 #: the methods of :func:`cvxclust.solve` that run on a device (the others are NumPy-only)
-DEVICE_METHODS = ("generic", "dual-newton")
+DEVICE_METHODS = ("generic", "dual-newton", "newton", "alm")
 #: the dense ``n x n`` arrays each of them holds on the device, counted (not measured): the
 #: generic ADMM's cost, state, image and copies (about 6), Anderson's differences (2 x 5), the
 #: eigendecomposition's input, vectors and workspace (about 4), the kept point and temporaries,
-#: with a margin; the dual Newton method's as on the host
-DEVICE_COPIES = {"generic": 32, "dual-newton": 16}
+#: with a margin; the dual Newton method's as on the host.  Newton's method: the cost and target
+#: (2), the current and the trial point's X and eigenvectors (4), ``W`` and the
+#: eigendecomposition's workspace (3), a Jacobian product's ``H``, ``Q^T H Q`` and its pieces, ``Y``
+#: and ``J`` (about 5), the preconditioner's squares and products (about 4): 18, with a margin 20.
+#: The augmented Lagrangian method: Newton's, plus the box multiplier and its extrapolation (2),
+#: the proximal centre and the one before (2), the target (1), the bound's ``A^* y + Lambda``,
+#: ``G`` and projection (3), dense bounds where they are not one number off the diagonal and one
+#: on it (up to 4): 32, with a margin 34
+DEVICE_COPIES = {"generic": 32, "dual-newton": 16, "newton": 20, "alm": 34}
 
 
 def arrays_for(device, dtype) -> Arrays:
@@ -227,15 +234,17 @@ def device_form(form, arrays: Arrays) -> DeviceForm:
     return DeviceForm(form, arrays, moved(form.C, arrays), DeviceBound(form.L, arrays), DeviceBound(form.U, arrays))
 
 
-def device_split(split, arrays: Arrays):
+def device_split(split, arrays: Arrays, method: str = "generic"):
     """The splitting (read with ``project_centre=False``) with its centres moved to the device and
-    projected onto the spectral set there; a ValueError where rows are left beside the spectral
-    set (the consensus path) or rows tie entries: those run on NumPy only."""
-    if split.A.shape[0] or split.ties is not None:
+    projected onto the spectral set there; a ValueError where rows tie entries, or, for
+    ``method="generic"``, where rows are left beside the spectral set (the consensus path): those
+    run on NumPy only (the other methods dualise those rows)."""
+    rows_left = method == "generic" and split.A.shape[0]
+    if rows_left or split.ties is not None:
         what = (f"{split.A.shape[0]} constraint rows are neither bounds, common row sums nor the trace"
-                if split.A.shape[0] else "constraint rows tie entries of X to each other")
-        raise ValueError(f"method='generic' runs on a device only where the rows are bounds, common row sums and the "
-                         f"trace; here {what}: pass NumPy arrays (device=None)")
+                if rows_left else "constraint rows tie entries of X to each other")
+        raise ValueError(f"method={method!r} runs on a device only where the rows are bounds, common row sums and "
+                         f"the trace; here {what}: pass NumPy arrays (device=None)")
     spectral = split.spectral
 
     def move(M):
@@ -244,6 +253,13 @@ def device_split(split, arrays: Arrays):
         return moved(M, arrays) if spectral.trivial else spectral.project(moved(M, arrays))
 
     return dataclasses.replace(split, centre=move(split.centre), psd_centre=move(split.psd_centre))
+
+
+def shared_device_form(relaxation, arrays: Arrays) -> DeviceForm:
+    """The device form of ``relaxation``'s standard form on the device of ``arrays``: the
+    relaxation's own copy where it keeps one (``relaxation.device_form``), else :func:`device_form`."""
+    shared = getattr(relaxation, "device_form", None)
+    return shared(arrays) if shared is not None else device_form(relaxation.standard_form(), arrays)
 
 
 def check_device_options(method: str, arrays: Arrays) -> None:

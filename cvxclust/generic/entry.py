@@ -132,19 +132,18 @@ def _dense_choice(form) -> tuple[str, str]:
 
 
 def choose_device_method(form, arrays) -> tuple[str, str]:
-    """The method ``method="auto"`` runs on a device, and why: ``"dual-newton"`` where
-    :func:`choose_method` picks it by the problem's structure and its arrays fit the device's
-    free memory, else ``"generic"`` (the other methods run on NumPy only)."""
+    """The method ``method="auto"`` runs on a device, and why: the dense method :func:`choose_method`
+    picks by the problem's structure (every one runs on a device,
+    :data:`~cvxclust.generic.device.DEVICE_METHODS`) where its arrays fit the device's free
+    memory, else ``"generic"``."""
     method, reason = _dense_choice(form)
     where = f"on {library(arrays.xp)} device {arrays.device}"
-    if method == "dual-newton":
+    if method != "generic":
         try:
             check_device_fits(form.n, method, DEVICE_COPIES[method], arrays)
             return method, f"{reason} ({where})"
         except MemoryNeed:
-            return "generic", f"dual-newton would not fit in the free memory {where}: generic"
-    if method != "generic":
-        return "generic", f"{method} runs on NumPy only ({reason}); {where}: generic"
+            return "generic", f"{method} would not fit in the free memory {where}: generic"
     return method, f"{reason} ({where})"
 
 
@@ -393,9 +392,10 @@ def solve(problem, method: str = "auto", **options) -> Result:
         :class:`~cvxclust.generic.LowRank` (``rank``, ``max_rank``, ``random_state``, ``form_X``,
         ...).  With ``"auto"``, options of the chosen method.  ``device=`` (``"cuda"``,
         ``"cuda:1"``, a ``torch.device``; None or ``"cpu"``: NumPy) and ``dtype=``
-        (``"float64"``, the default, or ``"float32"``) run ``"generic"`` (its two-block path) and
-        ``"dual-newton"`` with PyTorch on that device, ``X`` returned there; the other methods
-        refuse a device, and ``"auto"`` picks among those two (:func:`choose_device_method`).
+        (``"float64"``, the default, or ``"float32"``) run ``"generic"`` (its two-block path),
+        ``"dual-newton"``, ``"newton"`` and ``"alm"`` with PyTorch on that device, ``X`` returned
+        there; ``"lowrank"`` refuses a device, and ``"auto"`` picks among the four
+        (:func:`choose_device_method`).
 
     Raises
     ------

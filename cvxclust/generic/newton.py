@@ -45,12 +45,13 @@ from scipy.sparse.linalg import LinearOperator, cg
 
 from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
+from .device import arrays_for, shared_device_form
 from .restoration import scale_to_diagonal
 from .spectral_set import centred
 from .standard_form import StandardForm
 from . import splitting
 
-__all__ = ["EqualityDual", "GenericNewton", "equality_form"]
+__all__ = ["EqualityDual", "GenericNewton", "equality_form", "equality_reason"]
 
 
 @dataclass
@@ -66,6 +67,8 @@ class DualPoint:
     #: eigenvalues and eigenvectors of ``W(y)`` (None without the cone)
     w: np.ndarray | None = None
     Q: np.ndarray | None = None
+    #: the number of positive eigenvalues (on a device, where they are the last of ``w``)
+    positive: int | None = None
 
 
 class EqualityDual:
@@ -243,6 +246,40 @@ class EqualityDual:
                 rows = np.empty(0)
         return np.concatenate([np.asarray(rows).ravel(), entries]) / (2.0 * self.c)
 
+    def direction(self, point: DualPoint, rtol: float, maxiter: int, norm: float):
+        """``(d, iterations)``: the Newton direction, ``(V + shift I) d = grad`` by conjugate
+        gradients with Qi and Sun's preconditioner to the relative accuracy ``rtol``
+        (``norm = ||grad||``)."""
+        hessian = self.hessian(point)
+        diagonal = self.preconditioner(point)
+        # a small multiple of the curvature keeps the system definite where J is singular
+        shift = min(1e-4, norm) * max(float(np.mean(diagonal)), 1e-300) if diagonal.size else 0.0
+        system = LinearOperator(hessian.shape, matvec=lambda d: hessian.matvec(d) + shift * d, dtype=float)
+        counter = [0]
+
+        def count(_):
+            counter[0] += 1
+
+        direction, _ = cg(system, point.gradient, rtol=rtol, maxiter=maxiter, callback=count,
+                          M=LinearOperator(hessian.shape, matvec=lambda x: x / (diagonal + shift), dtype=float))
+        return direction, counter[0]
+
+    @staticmethod
+    def norm(v) -> float:
+        """``||v||`` of a multiplier or gradient."""
+        return float(np.linalg.norm(v))
+
+    @staticmethod
+    def dot(a, b) -> float:
+        """``<a, b>`` of two multipliers."""
+        return float(a @ b)
+
+    def entry_part(self, y):
+        """``y`` with its rows' multipliers set to 0 (the fixed entries' left)."""
+        entries = np.zeros_like(y)
+        entries[self.m:] = y[self.m:]
+        return entries
+
     def centre(self) -> np.ndarray | None:
         """A point ``a 11^T + b I`` that holds the equalities (p.s.d. where the form has the cone):
         the least-norm ``(a, b)``, two unknowns; None where no such point holds them.  Read without
@@ -268,16 +305,22 @@ class EqualityDual:
 def equality_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
     """The :class:`EqualityDual` of ``form``, or None and the reason the form is not of the kind
     of :class:`GenericNewton` (a squared Frobenius term, ``X >> 0`` and affine equalities only)."""
+    reason = equality_reason(form)
+    return (None, reason) if reason else (EqualityDual(form), "")
+
+
+def equality_reason(form: StandardForm) -> str:
+    """Why ``form`` is not of the kind of :class:`GenericNewton`, or ``""`` where it is."""
     if form.c <= 0:
-        return None, "the objective has no squared Frobenius term (c = 0)"
+        return "the objective has no squared Frobenius term (c = 0)"
     finite_l, finite_u = np.isfinite(form.L), np.isfinite(form.U)
     bounded = (finite_l | finite_u) & ~(finite_l & finite_u & (form.L == form.U))
     if bounded.any():
         i, j = np.unravel_index(np.argmax(bounded), bounded.shape)  # the first, without listing them all
-        return None, (f"X[{i}, {j}] has a bound that is not an equality ({form.L[i, j]:g} <= X[{i}, {j}] <= "
-                      f"{form.U[i, j]:g}): only entries fixed to a value are taken")
+        return (f"X[{i}, {j}] has a bound that is not an equality ({form.L[i, j]:g} <= X[{i}, {j}] <= "
+                f"{form.U[i, j]:g}): only entries fixed to a value are taken")
     reason = inequality_rows(form)
-    return (None, f"{reason}: only affine equalities are taken") if reason else (EqualityDual(form), "")
+    return f"{reason}: only affine equalities are taken" if reason else ""
 
 
 def inequality_rows(form: StandardForm) -> str:
@@ -301,31 +344,21 @@ def newton_step(dual: EqualityDual, point: DualPoint, cg_tol: float, cg_max_iter
     """One semismooth Newton-CG step on ``theta`` from ``point`` (module docstring): the direction
     by preconditioned conjugate gradients to ``min(cg_tol, ||grad||)``, then Armijo's rule.
     Returns ``(candidate, cg_iterations, step, trials)``; ``candidate`` is None where the line
-    search found no ascent (rounding)."""
+    search found no ascent (rounding).  ``dual`` is an :class:`EqualityDual` or its version on a
+    device (:class:`~cvxclust.generic.newton_device.DeviceEqualityDual`)."""
     g = point.gradient
-    norm = float(np.linalg.norm(g))
-    hessian = dual.hessian(point)
-    diagonal = dual.preconditioner(point)
-    # a small multiple of the curvature keeps the system definite where J is singular
-    shift = min(1e-4, norm) * max(float(np.mean(diagonal)), 1e-300) if diagonal.size else 0.0
-    system = LinearOperator(hessian.shape, matvec=lambda d: hessian.matvec(d) + shift * d, dtype=float)
-    counter = [0]
-
-    def count(_):
-        counter[0] += 1
-
-    direction, _ = cg(system, g, rtol=min(cg_tol, norm), maxiter=cg_max_iter, callback=count,
-                      M=LinearOperator(hessian.shape, matvec=lambda x: x / (diagonal + shift), dtype=float))
-    slope = float(g @ direction)
+    norm = dual.norm(g)
+    direction, iterations = dual.direction(point, min(cg_tol, norm), cg_max_iter, norm)
+    slope = dual.dot(g, direction)
     t = 1.0
     for trials in range(1, 41):
         candidate = dual.evaluate(point.y + t * direction)
         # Armijo on theta (maximised); near the optimum its increase drowns in rounding, so a
         # halved gradient also passes
-        if candidate.value >= point.value + 1e-4 * t * slope or np.linalg.norm(candidate.gradient) <= 0.5 * norm:
-            return candidate, counter[0], t, trials
+        if candidate.value >= point.value + 1e-4 * t * slope or dual.norm(candidate.gradient) <= 0.5 * norm:
+            return candidate, iterations, t, trials
         t *= 0.5
-    return None, counter[0], 0.0, 40
+    return None, iterations, 0.0, 40
 
 
 @dataclass(kw_only=True, eq=False)
@@ -359,6 +392,12 @@ class GenericNewton(IterativeSolver):
         Relative accuracy of the conjugate gradients at most (``min(cg_tol, ||grad||)``).
     cg_max_iter : int
         Conjugate-gradient iterations per Newton step at most.
+    device, dtype : str, torch.device or None
+        Where the iteration runs (:func:`cvxclust._array_api.device_namespace`: None or ``"cpu"``
+        is NumPy, ``"cuda"`` or a ``torch.device`` PyTorch there) and in which floating type
+        (``"float64"``, the default, or ``"float32"``); see
+        :mod:`cvxclust.generic.newton_device`.  The bound ``theta(y)`` is exact up to the rounding
+        of its evaluation, which is of the dtype's unit roundoff: float32 is looser.
 
     Returns
     -------
@@ -374,6 +413,8 @@ class GenericNewton(IterativeSolver):
         "max_iter": Param(200, [Interval(Integral, 1, None, closed="left")]),
         "check_every": Param(1, [Interval(Integral, 1, None, closed="left")]),
         **NEWTON_STEP_PARAMETERS,
+        "device": Param(None, [object]),
+        "dtype": Param(None, [None, object]),
     }
 
     def size(self) -> int:
@@ -381,23 +422,31 @@ class GenericNewton(IterativeSolver):
 
     def init_state(self):
         form = self.relaxation.standard_form()
-        dual, reason = equality_form(form)
-        if dual is None:
+        reason = equality_reason(form)
+        if reason:
             raise ValueError(f"method='newton' does not apply to this problem: {reason} (use method='generic')")
+        arrays = arrays_for(self.device, self.dtype)
+        if arrays.numpy:
+            dual = EqualityDual(form)
+        else:  # the rows, the target and the iteration on the device (moved once, here)
+            from .newton_device import DeviceEqualityDual  # noqa: PLC0415 -- it builds on this module
+
+            dual = DeviceEqualityDual(shared_device_form(self.relaxation, arrays), arrays, self.method)
         return NewtonState(dual=dual, point=dual.evaluate(dual.start()))
 
     def step(self, state, iteration):
         candidate, cg_iterations, t, trials = newton_step(state.dual, state.point, self.cg_tol, self.cg_max_iter)
-        norm = float(np.linalg.norm(state.point.gradient))
+        dual = state.dual
+        norm = dual.norm(state.point.gradient)
         if candidate is None:
             self.stall("the line search found no ascent of the dual function (rounding)")
             return {"cg_iterations": cg_iterations, "step": 0.0, "gradient_norm": norm}
-        if np.linalg.norm(candidate.gradient) > norm:
+        if dual.norm(candidate.gradient) > norm:
             self.check_consistent(state)  # no progress to feasibility: are the constraints contradictory?
         state.point = candidate
         state.cg_total += cg_iterations
         state.line_search_total += trials
-        return {"cg_iterations": cg_iterations, "step": t, "gradient_norm": float(np.linalg.norm(candidate.gradient))}
+        return {"cg_iterations": cg_iterations, "step": t, "gradient_norm": dual.norm(candidate.gradient)}
 
     def drive(self, state) -> None:
         super().drive(state)
@@ -415,7 +464,7 @@ class GenericNewton(IterativeSolver):
 
     def certify(self, state, bound, final=False):
         dual, point = state.dual, state.point
-        form = self.relaxation.standard_form()
+        form = dual.form  # on a device, its parts there
         restored = dual.restore(point.X)
         X = point.X if restored is None else restored
         state.restored = restored is not None
