@@ -58,6 +58,12 @@ congruently; then the box is repaired by :func:`cvxclust.generic.restoration.res
 exactly feasible point is returned where it passes the gap test or the raw point's residuals
 fail; otherwise the raw point with its residuals.
 
+**On any array API device** (``device=``): the Newton steps by
+:class:`~cvxclust.generic.newton_device.DeviceEqualityDual`, the box step, the bound (its extreme
+eigenvalue by a full ``eigvalsh`` there: the standard has no eigenvalue by index) and the
+restoration on the device; the reading, the splitting's linear programs and the test for
+contradicting rows stay on the host, once, before the iteration.
+
 References: X.-Y. Zhao, D. Sun, K.-C. Toh, "A Newton-CG augmented Lagrangian method for
 semidefinite programming", SIAM Journal on Optimization 20(4), 2010; L. Yang, D. Sun, K.-C. Toh,
 "SDPNAL+: a majorized semismooth Newton-CG augmented Lagrangian method for semidefinite

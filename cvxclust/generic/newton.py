@@ -30,6 +30,9 @@ positive diagonal entries (the nearest correlation matrix), ``D^{-1/2} X D^{-1/2
 ``D = Diag(X_ii / target_i)`` keeps ``X`` p.s.d. and makes it exactly feasible, and that point is
 returned; otherwise X is returned with its residuals, which the core holds to ``residual_tol``.
 
+**On any array API device** (``device=``): the same iteration on the device's arrays,
+:mod:`cvxclust.generic.newton_device` (the rows held without a sparse matrix; others NumPy only).
+
 H. Qi, D. Sun, "A Quadratically Convergent Newton Method for Computing the Nearest Correlation
 Matrix", SIAM Journal on Matrix Analysis and Applications 28(2), 2006.
 """

@@ -91,9 +91,9 @@ class DeviceRows:
                 if off.size:
                     row = start + int(np.searchsorted(block.indptr, off[0], side="right")) - 1
                     raise ValueError(f"method={method!r} runs on a device only where the rows are common row sums, "
-                                     f"sums of diagonal entries (the trace), the total sum and fixed entries; row {row} "
-                                     "of the standard form has an entry off the diagonal: pass NumPy arrays "
-                                     "(device=None)")
+                                     "sums of diagonal entries (the trace), the total sum and fixed entries; "
+                                     f"row {row} of the standard form has an entry off the diagonal: pass NumPy "
+                                     "arrays (device=None)")
                 D = np.asarray(sp.csr_matrix((block.data, block.indices // (n + 1), block.indptr),
                                              shape=(block.shape[0], n)).todense())
                 self.parts.append(("diagonal", moved(D, arrays)))
@@ -104,17 +104,7 @@ class DeviceRows:
 
     def apply(self, X) -> list:
         """``A(X)`` for the symmetric ``n x n`` X, as a list of vectors (one per block)."""
-        xp = self.xp
-        values = []
-        for kind, *data in self.parts:
-            if kind == "sums":
-                index, coef = data
-                values.append(coef * (xp.take(xp.sum(X, axis=1), index) + xp.take(xp.sum(X, axis=0), index)) / 2)
-            elif kind == "total":
-                values.append(data[0] * xp.sum(X))
-            else:
-                values.append(data[0] @ diagonal(X, xp))
-        return values
+        return self._per_row(X, squared=False)
 
     def adjoint(self, y, M):
         """``M + A^*(y)`` (``M`` an ``n x n`` array or None: zeros); the result, which the caller must use."""
@@ -137,18 +127,22 @@ class DeviceRows:
 
     def squares(self, M) -> list:
         """``sum_kl (A_r)_kl^2 M_kl`` for each row, as a list of vectors (one per block)."""
+        return self._per_row(M, squared=True)
+
+    def _per_row(self, M, squared: bool) -> list:
+        """``sum_kl (A_r)_kl M_kl`` (``squared``: of the squared coefficients) for each row."""
         xp = self.xp
         values = []
         for kind, *data in self.parts:
-            if kind == "sums":
-                index, coef = data
-                d = xp.take(diagonal(M, xp), index)
-                sums = xp.take(xp.sum(M, axis=1), index) + xp.take(xp.sum(M, axis=0), index)
-                values.append(coef * coef * (d / 2 + sums / 4))
+            weight = data[-1] * data[-1] if squared else data[-1]
+            if kind == "sums":  # coef at (i, i), coef / 2 elsewhere in row and column i
+                sums = xp.take(xp.sum(M, axis=1), data[0]) + xp.take(xp.sum(M, axis=0), data[0])
+                values.append(weight * (xp.take(diagonal(M, xp), data[0]) / 2 + sums / 4) if squared
+                              else weight * sums / 2)
             elif kind == "total":
-                values.append(data[0] * data[0] * xp.sum(M))
+                values.append(weight * xp.sum(M))
             else:
-                values.append((data[0] * data[0]) @ diagonal(M, xp))
+                values.append(weight @ diagonal(M, xp))
         return values
 
 
