@@ -235,7 +235,8 @@ class AugmentedLagrangian(IterativeSolver):
         deflated = form.psd and zero_total_row(host) is not None
         if deflated:  # X 1 = 0 implied: the cone of the Newton steps holds it (the splitting's set does)
             dual.deflate_row_sums()
-        start = parts.centre if parts.centre is not None else arrays.asarray(np.eye(n))
+        xp, on = arrays.xp, {"dtype": arrays.dtype, "device": arrays.device}  # formed on the device
+        start = parts.centre if parts.centre is not None else xp.eye(n, **on)
         sigma = self.sigma
         if sigma is None:
             sigma = max(frobenius_norm(start), 1.0) / max(frobenius_norm(form.C), _TINY) if form.c == 0 else \
@@ -243,7 +244,7 @@ class AugmentedLagrangian(IterativeSolver):
         state = AlmState(form=form, parts=parts, split=replace(parts, A=host.A, lo=host.lo, hi=host.hi),
                          spectral=spectral, deflated=deflated, dual=dual, lower=lower, upper=upper, boxed=boxed,
                          finite_L=finite_L, finite_U=finite_U, L0=L0, U0=U0, centre=start, sigma=float(sigma),
-                         sigma_start=float(sigma), Z=arrays.asarray(np.zeros((n, n))), arrays=arrays)
+                         sigma_start=float(sigma), Z=xp.zeros((n, n), **on), arrays=arrays)
         state.infeasibility = contradicting_rows(host)
         if state.infeasibility is not None:
             self.declare_infeasible(state.infeasibility["note"])

@@ -9,6 +9,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from array_namespaces import FOREIGN, to_numpy
+from sklearn.exceptions import ConvergenceWarning
 from test_generic_array_api import max_cut, nearest, on  # noqa: F401 -- on is a fixture
 
 import cvxclust
@@ -128,3 +129,15 @@ def test_tied_entries_are_refused_by_alm_on_a_device(on):
     problem = cp.Problem(cp.Minimize(cp.trace(np.eye(n) @ X)), [X >> 0, X >= 0, cp.trace(X) == 2, X[0, 1] == X[2, 3]])
     with pytest.raises(ValueError, match="method='alm' runs on a device only where.*tie entries"):
         cvxclust.solve(problem, method="alm", device=on("torch"))
+
+
+@pytest.mark.parametrize("name", FOREIGN)
+def test_alm_certifies_infeasibility_on_a_device(on, name):
+    n = 6
+    X = cp.Variable((n, n), symmetric=True)
+    C = np.arange(n * n, dtype=float).reshape(n, n)
+    # a 2 x 2 minor 1 - 4 < 0: no p.s.d. point, though the fixed entries alone hold
+    problem = cp.Problem(cp.Minimize(cp.trace((C + C.T) @ X)), [X >> 0, cp.diag(X) == 1, X[0, 1] == 2])
+    with pytest.warns(ConvergenceWarning, match="infeasible"):
+        result = cvxclust.solve(problem, method="alm", device=on(name))
+    assert result.status == "infeasible" and result.extras["infeasibility"]["bound"] > 0
