@@ -460,10 +460,11 @@ class GenericNewton(IterativeSolver):
         """Raise the ValueError of :func:`~cvxclust.generic.split` where the constraints
         contradict each other outright (``diag(X) == -1`` under ``X >> 0``), on which Newton's
         method would only run to its iteration limit.  Made once, where a step fails to reduce the
-        gradient or the iterations end uncertified: it projects a centre (eigendecompositions)."""
+        gradient or the iterations end uncertified, on the host, without an eigendecomposition (its
+        checks read the linear programs, not the projected centre)."""
         if not state.consistent:
             state.consistent = True
-            splitting.split(self.relaxation.standard_form(), partial=False)
+            splitting.split(self.relaxation.standard_form(), partial=False, project_centre=False)
 
     def certify(self, state, bound, final=False):
         dual, point = state.dual, state.point

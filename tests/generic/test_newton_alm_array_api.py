@@ -45,13 +45,20 @@ def rows_and_trace(n=14, seed=4):
                                                             X[0, 0] + 2 * X[1, 1] == 0.5]), G
 
 
-CASES = [(nearest_correlation, "newton"), (rows_and_trace, "newton"), (nearest_correlation, "alm"),
-         (max_cut, "alm"), (lambda: nearest(n=12), "alm"), (bisection, "alm")]
+def fixed_off_the_diagonal(n=10, seed=5):
+    """The nearest correlation matrix with two entries off the diagonal fixed too."""
+    problem, G = nearest_correlation(n, seed)
+    X = problem.variables()[0]
+    return cp.Problem(problem.objective, [*problem.constraints, X[0, 1] == 0.3, X[2, 5] == -0.2]), G
+
+
+CASES = [(nearest_correlation, "newton"), (rows_and_trace, "newton"), (fixed_off_the_diagonal, "newton"),
+         (nearest_correlation, "alm"), (max_cut, "alm"), (lambda: nearest(n=12), "alm"), (bisection, "alm")]
 
 
 @pytest.mark.parametrize("name", FOREIGN)
-@pytest.mark.parametrize(("make", "method"), CASES, ids=["ncm-newton", "rows-newton", "ncm-alm", "max-cut-alm",
-                                                        "ssc7-alm", "bisection-alm"])
+@pytest.mark.parametrize(("make", "method"), CASES, ids=["ncm-newton", "rows-newton", "entries-newton", "ncm-alm",
+                                                        "max-cut-alm", "ssc7-alm", "bisection-alm"])
 def test_a_solve_on_a_device_agrees_with_numpy(on, name, make, method):
     problem, data = make()
     kept = data.copy()
