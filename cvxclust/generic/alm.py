@@ -82,6 +82,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._array_api import diagonal, namespace_of
+from .._array_ops import frobenius
 from ..parameters import Interval
 from ..result import relative_gap
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
@@ -93,7 +94,7 @@ from .spectral_set import SpectralSet, centred, frobenius_norm
 from .splitting import Splitting, split, zero_total_row
 from .standard_form import StandardForm
 
-__all__ = ["AugmentedLagrangian", "alm_form"]
+__all__ = ["AugmentedLagrangian", "alm_form", "alm_reason"]
 
 _TINY = 1e-300
 
@@ -102,10 +103,14 @@ def alm_form(form: StandardForm) -> tuple[EqualityDual | None, str]:
     """The :class:`~cvxclust.generic.EqualityDual` of the equalities of ``form`` (its rows
     and fixed entries) for :class:`AugmentedLagrangian`, or None and the reason the form is
     outside the method's kind (inequality rows; the bounds are taken)."""
+    reason = alm_reason(form)
+    return (None, reason) if reason else (EqualityDual(form), "")
+
+
+def alm_reason(form: StandardForm) -> str:
+    """Why ``form`` is outside the kind of :class:`AugmentedLagrangian`, or ``""``."""
     reason = inequality_rows(form)
-    if reason:
-        return None, f"{reason}: only affine equalities and entrywise bounds are taken"
-    return EqualityDual(form), ""
+    return f"{reason}: only affine equalities and entrywise bounds are taken" if reason else ""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -210,10 +215,9 @@ class AugmentedLagrangian(IterativeSolver):
     def init_state(self):
         host = form = self.relaxation.standard_form()
         arrays = arrays_for(self.device, self.dtype)
-        reason = inequality_rows(form)
+        reason = alm_reason(form)
         if reason:
-            raise ValueError(f"method='alm' does not apply to this problem: {reason}: only affine equalities and "
-                             "entrywise bounds are taken (use method='generic')")
+            raise ValueError(f"method='alm' does not apply to this problem: {reason} (use method='generic')")
         # on a device the centres are projected there (device_split), not by the host's eigensolver
         n, parts = form.n, split(form, partial=arrays.numpy, project_centre=arrays.numpy)
         fixed = np.isfinite(form.L) & (form.L == form.U)
@@ -239,7 +243,7 @@ class AugmentedLagrangian(IterativeSolver):
         start = parts.centre if parts.centre is not None else xp.eye(n, **on)
         sigma = self.sigma
         if sigma is None:
-            sigma = max(frobenius_norm(start), 1.0) / max(frobenius_norm(form.C), _TINY) if form.c == 0 else \
+            sigma = max(frobenius(start, xp), 1.0) / max(frobenius_norm(form.C), _TINY) if form.c == 0 else \
                 1.0 / (2.0 * form.c)
         state = AlmState(form=form, parts=parts, split=replace(parts, A=host.A, lo=host.lo, hi=host.hi),
                          spectral=spectral, deflated=deflated, dual=dual, lower=lower, upper=upper, boxed=boxed,
