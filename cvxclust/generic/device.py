@@ -8,7 +8,9 @@ number off the diagonal and one on it stays two numbers, :class:`DeviceBound`), 
 the splitting, and the rows' values for the residuals.  The iteration, its eigendecompositions,
 its certificates and the returned point then stay there; scalar figures come back as Python
 floats.  NumPy-only: the consensus path (a factored Gram matrix of ``scipy.sparse`` rows), tied
-entries, the partial eigendecomposition by index (SciPy's LAPACK driver).
+entries, the partial eigendecomposition by index (SciPy's LAPACK driver).  The Newton methods
+(``"newton"``, ``"alm"``) take the same device form and splitting, and hold their rows there
+themselves (:mod:`cvxclust.generic.newton_device`).
 """
 
 from __future__ import annotations
