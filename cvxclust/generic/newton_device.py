@@ -196,11 +196,11 @@ class DeviceEqualityDual(EqualityDual):
     def adjoint(self, y):
         """``A^*(y)``, a symmetric matrix (a new array)."""
         xp, n, m = self.xp, self.n, self.m
-        half = 0.5 * y[m:]
         if self._diagonal_only:  # a fixed diagonal: y on it
             M = add_to_diagonal(xp.zeros((n, n), dtype=self.arrays.dtype, device=self.arrays.device),
                                 scatter_add(self._i, y[m:], n, self.arrays), xp)
-        else:
+        else:  # half of each multiplier at (i, j) and at (j, i)
+            half = 0.5 * y[m:]
             M = xp.reshape(scatter_add(self._pairs, xp.concat([half, half]), n * n, self.arrays), (n, n))
         return self.rows.adjoint(y[:m], M) if m else M
 
