@@ -16,6 +16,7 @@ unit roundoff (:func:`unit_roundoff`); ``float64`` is the default.
 
 from __future__ import annotations
 
+import sys
 from types import ModuleType
 
 import numpy as np
@@ -251,9 +252,8 @@ def add_to_diagonal(A, value, xp: ModuleType | None = None):
 
 def device_free_bytes(device) -> int | None:
     """Free memory on a CUDA ``device`` (PyTorch's ``mem_get_info``); None elsewhere."""
-    try:
-        import torch  # noqa: PLC0415
-    except ImportError:
+    torch = sys.modules.get("torch")  # a CUDA device exists only where PyTorch was imported
+    if torch is None:
         return None
     if isinstance(device, torch.device) and device.type == "cuda" or isinstance(device, str) and "cuda" in device:
         free, _ = torch.cuda.mem_get_info(torch.device(device))

@@ -6,12 +6,20 @@ import warnings
 import pytest
 from hypothesis import settings
 from sklearn.utils.estimator_checks import check_estimator
+from threadpoolctl import threadpool_limits
 
 # The property tests explore the same examples on every run (a failure found while exploring is
 # then reproducible, and a passing suite stays passing); HYPOTHESIS_PROFILE=explore draws new ones.
 settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+
+def pytest_configure(config):
+    # Under pytest-xdist each worker is a process of its own: one BLAS thread each, so that the
+    # workers share the cores instead of oversubscribing them (a test that needs more sets its own).
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        threadpool_limits(limits=1, user_api="blas")
 
 
 @pytest.fixture
