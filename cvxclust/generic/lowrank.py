@@ -44,7 +44,8 @@ larger sign part for a nonnegative factor), scaled small, becomes a new column (
 with small random columns besides for a factor of any sign (a quarter of the rank in all), up to
 ``max_rank``.
 
-**The certificate** (:mod:`cvxclust.generic.lowrank_certificate`) at every check: the row
+**The certificate** (:mod:`cvxclust.generic.lowrank_certificate`, its steps in
+:mod:`cvxclust.generic.lowrank_check`) at every check: the row
 multipliers y, those of the diagonal ``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
 the unit rows), the multiplier of ``X >= 0`` built from the factor's first-order conditions, and
 the smallest eigenvalue of the dual slack by Lanczos; the bound is valid whatever the iterate.
@@ -81,10 +82,10 @@ from scipy.optimize import Bounds, minimize
 from .._memory import available_bytes, check_memory, square_bytes
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
+from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
-from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
-from .lowrank_form import LowRankForm, lowrank_form, trace_shift
+from .lowrank_check import LowRankChecks
+from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent
 
 __all__ = ["LowRank"]
@@ -128,7 +129,7 @@ class LowRankState(SolverState):
     gradient_reached: float = np.inf
 
 
-class LowRank(IterativeSolver):
+class LowRank(LowRankChecks, IterativeSolver):
     r"""The low-rank augmented Lagrangian method of :mod:`cvxclust.generic.lowrank`.
 
     Parameters
@@ -361,121 +362,6 @@ class LowRank(IterativeSolver):
             r[state.kind.zero_row] = 0.0
         return r
 
-    @staticmethod
-    def _row_residual(state, V, r) -> float:
-        """The rows' relative violation as :meth:`~cvxclust.generic.StandardForm.residuals`
-        defines it, ``max|X|`` being the largest diagonal entry of ``V V^T``."""
-        form = state.form
-        scale = max(float(np.einsum("ij,ij->i", V, V).max()), _TINY)
-        size = np.maximum(np.abs(form.lo), form.row_norms * scale)
-        return float(max((np.abs(r) / np.maximum(size, _TINY)).max(), 0.0))
-
-    # -- certification --------------------------------------------------------------------------
-    def _multipliers(self, state, V, y):
-        """``(w, Z)`` of the certificate at the row multipliers y (module docstring of the
-        certificate)."""
-        form, kind = state.form, state.kind
-        S1V = form.cost.matmul(V)
-        if form.m:
-            S1V -= state.rows.adjoint_matmul(y, V)
-        w = np.zeros(form.n)
-        if kind.diagonal is not None:
-            positive = kind.diagonal > 0
-            shift = np.zeros(V.shape[1])
-            # where X 1 = 0 is forced, the slack is J S J: stationarity asks (S_1 - Diag(w)) V = 1 mu^T
-            # only, mu = the mean row; a few fixed-point rounds find w and mu together
-            for _ in range(30 if kind.deflate else 1):
-                w[positive] = np.einsum("ij,ij->i", S1V - shift, V)[positive] / kind.diagonal[positive]
-                if kind.deflate:
-                    shift = (S1V - w[:, None] * V).mean(axis=0)
-        Z = nonnegative_multiplier(S1V - w[:, None] * V, V) if kind.nonnegative else None
-        return w, Z
-
-    def _bound_at(self, state, V, y) -> dict:
-        """:func:`~cvxclust.generic.lowrank_certificate.slack_bound` at the row multipliers y."""
-        form, kind = state.form, state.kind
-        w, Z = self._multipliers(state, V, y)
-        S = SlackOperator(form.cost, state.rows, y, w, Z, deflate=kind.deflate)
-        constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
-        # Lanczos to a residual whose loss in the bound, tau ||r||, is a thousandth of tol
-        value = abs(form.cost.inner_factor(V)) if state.value is None else state.value
-        accuracy = 1e-3 * self.tol * max(value, self.gap_floor, _TINY) / max(kind.tau * S.norm_bound(state.cost_norm),
-                                                                            _TINY)
-        found = slack_bound(S, constant, kind.tau, state.cost_norm, random_state=state.rng, start=state.start_vector,
-                            tol=float(np.clip(accuracy, 1e-12, 1e-3)))
-        state.eigsh += 1
-        state.lanczos_matvecs += found["products"]
-        return found
-
-    def certify(self, state, bound, final=False):
-        form, kind = state.form, state.kind
-        V = self._point(state)
-        state.value = abs(form.cost.inner_factor(V))
-        found = self._bound_at(state, V, state.y)
-        if found["lambda_min"] < 0 and kind.shift is not None:
-            # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
-            move = trace_shift(kind, np.einsum("ij,ij->i", V, V), -1.01 * found["lambda_min"], form.m)
-            shifted = self._bound_at(state, V, state.y + move)
-            if shifted["bound"] > found["bound"]:
-                found = shifted
-        state.lambda_min = found["lambda_min"]
-        state.start_vector = found["vector"]
-        minimum = found["bound"] + form.constant
-        fresh = minimum if form.sense == "minimize" else -minimum
-        value = form.cost.inner_factor(V) + form.constant
-        objective = value if form.sense == "minimize" else -value
-        residuals = self._residuals(state, V)
-        # the rank grows at the next step (the factor certified here is the one returned if this check stops)
-        state.growth = None if final else (found, value, minimum)
-        return Certificate(None, fresh, objective, residuals,
-                           {"lambda_min": found["lambda_min"], "rank": V.shape[1]})
-
-    def _residuals(self, state, V) -> dict:
-        form, kind = state.form, state.kind
-        residuals = {"symmetry": 0.0}
-        if kind.diagonal is not None or kind.nonnegative:
-            diagonal = np.einsum("ij,ij->i", V, V)
-            scale = max(float(diagonal.max()), _TINY)
-            violation = 0.0  # V >= 0 exactly: X >= 0 holds; a fixed diagonal up to rounding
-            if kind.diagonal is not None:
-                violation = float((np.abs(diagonal - kind.diagonal) / np.maximum(kind.diagonal, scale)).max())
-            residuals["bounds"] = violation
-        if form.m:
-            residuals["rows"] = self._row_residual(state, V, state.rows.apply(V) - form.lo)
-        residuals["psd"] = 0.0  # V V^T
-        return residuals
-
-    def _grow_rank(self, state, found, value, minimum) -> None:
-        """Append the eigenvector of a clearly negative smallest eigenvalue as a new column (with,
-        for a factor of any sign, small random columns to a quarter of the rank besides)."""
-        rank = state.W.shape[1]
-        loss = -state.kind.tau * found["lambda_min"]
-        # not while the rows are far from met: the multipliers, and with them S, mean little yet
-        size = max(abs(value), abs(minimum), self.gap_floor, _TINY)
-        if rank >= state.max_rank or state.residual > 1e-3 or loss <= 0.1 * self.tol * size:
-            return
-        # on the sphere's product, a loss of up to about ten times the relative gradient norm is the
-        # gradient's, not a missing column's: grown only beyond thirty times
-        if state.oblique and loss <= 30.0 * state.gradient_reached * size:
-            return
-        u = found["vector"]
-        if state.kind.nonnegative:
-            u = np.maximum(u, 0.0) if np.linalg.norm(np.maximum(u, 0.0)) >= np.linalg.norm(np.minimum(u, 0.0)) \
-                else np.maximum(-u, 0.0)
-        columns = [u]
-        if not state.kind.nonnegative:  # room for L-BFGS: small random columns besides, a quarter of the rank
-            extra = min(max(rank // 4 - 1, 0), state.max_rank - rank - 1)
-            columns += list(state.rng.standard_normal((extra, u.size)) / math.sqrt(u.size))
-        new = np.column_stack(columns)
-        if state.kind.diagonal is not None:  # in W's units: its rows' norms
-            new *= 1e-2 * math.sqrt(state.form.n) * np.linalg.norm(state.W, axis=1)[:, None]
-        else:
-            new *= 1e-2 * math.sqrt(state.kind.tau)
-        state.W = np.column_stack([state.W, new])
-        if state.shift is not None:
-            state.shift = np.append(state.shift, np.zeros(new.shape[1]))
-        if not state.oblique:
-            state.gtol = max(state.gtol, 1e-4 * state.gtol_start)
 
     # -- result ---------------------------------------------------------------------------------
     def run(self):
