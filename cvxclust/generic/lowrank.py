@@ -84,7 +84,7 @@ from ..linalg import scipy_blas_threads
 from ..parameters import Interval
 from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
-from .lowrank_check import LowRankChecks
+from .lowrank_check import LowRankChecks, shifted, signed_multipliers, violation
 from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent
 
@@ -103,6 +103,8 @@ class LowRankState(SolverState):
     #: the free variable (V itself, or V before its rows are scaled to sqrt(d))
     W: np.ndarray
     y: np.ndarray
+    #: the multipliers of the bounds on the diagonal held by the augmented Lagrangian (None where none)
+    w: np.ndarray | None = None
     #: the multiplier of V^T 1 = 0 where X 1 = 0 is forced
     shift: np.ndarray | None = None
     penalty: float
@@ -215,13 +217,16 @@ class LowRank(LowRankChecks, IterativeSolver):
                              max_rank=max_rank, cost_norm=cost_norm, rng=rng, matmul=_product(form.cost),
                              oblique=kind.diagonal is not None and not form.m and not kind.nonnegative)
         V = self._factor(state, W)[0]
-        r = rows.apply(V) - form.lo
+        r = np.concatenate([violation(rows.apply(V), form.lo, form.hi)] +
+                           ([violation(np.einsum("ij,ij->i", V, V), *kind.box)] if kind.box is not None else []))
+        if kind.box is not None:
+            state.w = np.zeros(n)
         if self.penalty is not None:
             state.penalty = float(self.penalty)
         else:  # the penalty term as large as the objective's scale at the start
-            state.penalty = max(cost_norm * kind.tau, _TINY) / max(float(r @ r), 1.0) if form.m else 1.0
+            state.penalty = max(cost_norm * kind.tau, _TINY) / max(float(r @ r), 1.0) if r.size else 1.0
         state.penalty_start = state.penalty
-        state.residual = np.inf if form.m else 0.0
+        state.residual = np.inf if r.size else 0.0
         if kind.deflate:
             state.shift = np.zeros(rank)
         return state
@@ -276,10 +281,14 @@ class LowRank(LowRankChecks, IterativeSolver):
         CV = form.cost.matmul(V)
         value = float(np.vdot(V, CV))
         if form.m:
-            r = self._active_residual(state, rows.apply(V) - form.lo)
+            r = self._active_residual(state, shifted(rows.apply(V), state.y, state.penalty, form.lo, form.hi))
             multiplier = state.y - state.penalty * r
             value += float(-state.y @ r + 0.5 * state.penalty * (r @ r))
             CV -= rows.adjoint_matmul(multiplier, V)
+        if state.w is not None:  # the bounds on the diagonal: rows <e_i e_i^T, X> of their own
+            r = shifted(np.einsum("ij,ij->i", V, V), state.w, state.penalty, *state.kind.box)
+            value += float(-state.w @ r + 0.5 * state.penalty * (r @ r))
+            CV -= (state.w - state.penalty * r)[:, None] * V
         if state.kind.deflate:  # X 1 = 0 as the linear constraint V^T 1 = 0 on the factor
             total = V.sum(axis=0)
             value += float(-state.shift @ total + 0.5 * state.penalty * (total @ total))
@@ -314,14 +323,24 @@ class LowRank(LowRankChecks, IterativeSolver):
         state.W = out.x.reshape(state.W.shape)
         state.lbfgs_iterations += int(out.nit)
         state.outer += 1
-        residual = np.nan
-        if form.m:
+        residual, held = np.nan, form.m or state.w is not None
+        if held:
             V = self._factor(state, state.W)[0]
-            r = state.rows.apply(V) - form.lo
-            state.y = state.y - state.penalty * self._active_residual(state, r)
+            residual = 0.0
+        if form.m:
+            a = state.rows.apply(V)
+            state.y = state.y - state.penalty * self._active_residual(
+                state, shifted(a, state.y, state.penalty, form.lo, form.hi))
             if state.kind.deflate:
                 state.shift = state.shift - state.penalty * V.sum(axis=0)
-            residual = self._row_residual(state, V, r)
+            residual = self._row_residual(state, V, a)
+        if state.w is not None:
+            x = np.einsum("ij,ij->i", V, V)
+            # the signs exact: a rounding of the update gives no multiplier a side without a bound
+            state.w = signed_multipliers(state.w - state.penalty * shifted(x, state.w, state.penalty, *state.kind.box),
+                                         *state.kind.box)
+            residual = max(residual, self._box_residual(state, x))
+        if held:
             # grown only while the residual is above a tenth of its tolerance and did not halve:
             # beyond, a larger s only amplifies the rounding of r in the multipliers
             if residual > max(0.5 * state.residual, 0.1 * self.residual_tol):
@@ -376,7 +395,8 @@ class LowRank(LowRankChecks, IterativeSolver):
     def extras(self, state):
         return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
                 "lanczos_matvecs": state.lanczos_matvecs, "lbfgs_iterations": state.lbfgs_iterations,
-                "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y}
+                "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y,
+                "diagonal_multipliers": state.w}
 
 
 def _product(cost):

@@ -17,9 +17,40 @@ from ..solvers import Certificate
 from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
 from .lowrank_form import trace_shift
 
-__all__ = ["LowRankChecks"]
+__all__ = ["LowRankChecks", "dual_constant", "shifted", "signed_multipliers", "violation"]
 
 _TINY = 1e-300
+
+
+def violation(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``max(0, lo - a, a - hi)``: by how much the values a leave ``[lo, hi]``."""
+    return np.maximum(np.maximum(lo - a, a - hi), 0.0)
+
+
+def shifted(a: np.ndarray, y: np.ndarray, s: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    r"""``r = a - clip(a - y / s, lo, hi)``: the residual of the augmented Lagrangian of the rows
+    ``lo <= a <= hi`` at the multipliers y and the penalty s.
+
+    The term of the rows in the augmented Lagrangian is
+    ``(s/2) dist(a - y/s, [lo, hi])^2 - ||y||^2 / (2s) = -y^T r + (s/2) ||r||^2`` (Rockafellar's,
+    continuously differentiable), of gradient ``-(y - s r)`` in a, and the update is
+    ``y <- y - s r``; for an equality row (``lo = hi = b``) r is ``a - b``, and for an inequality
+    ``g = a - hi <= 0`` with ``mu = -y >= 0`` the term is ``(s/2) max(0, g + mu/s)^2 - mu^2/(2s)``
+    and the update ``mu <- max(0, mu + s g)``.  After an update, ``y > 0`` only where the lower
+    bound holds it and ``y < 0`` only where the upper bound does."""
+    return a - np.clip(a - y / s, lo, hi)
+
+
+def signed_multipliers(y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """y with 0 where its sign has no finite bound to pair with: ``y > 0`` needs a finite ``lo``,
+    ``y < 0`` a finite ``hi`` (an equality row takes either sign)."""
+    return np.where(((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi)), 0.0, y)
+
+
+def dual_constant(y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """``sum_r y_r (lo_r if y_r > 0 else hi_r)`` for multipliers of :func:`signed_multipliers`:
+    the part of the bound that the rows ``lo <= A(X) <= hi`` give (``b^T y`` for equalities)."""
+    return float(np.where(y > 0, lo, np.where(y < 0, hi, 0.0)) @ y) if y.size else 0.0
 
 
 class LowRankChecks:
@@ -28,13 +59,25 @@ class LowRankChecks:
     solver's ``tol`` and ``gap_floor`` and the factor of the point, ``_point(state)``."""
 
     @staticmethod
-    def _row_residual(state, V, r) -> float:
-        """The rows' relative violation as :meth:`~cvxclust.generic.StandardForm.residuals`
-        defines it, ``max|X|`` being the largest diagonal entry of ``V V^T``."""
+    def _row_residual(state, V, a) -> float:
+        """The relative violation of the rows, ``A(V V^T) = a``, as
+        :meth:`~cvxclust.generic.StandardForm.residuals` defines it, ``max|X|`` being the largest
+        diagonal entry of ``V V^T``."""
         form = state.form
         scale = max(float(np.einsum("ij,ij->i", V, V).max()), _TINY)
-        size = np.maximum(np.abs(form.lo), form.row_norms * scale)
-        return float(max((np.abs(r) / np.maximum(size, _TINY)).max(), 0.0))
+        size = np.maximum(np.maximum(np.where(np.isfinite(form.lo), np.abs(form.lo), 0.0),
+                                     np.where(np.isfinite(form.hi), np.abs(form.hi), 0.0)), form.row_norms * scale)
+        return float(max((violation(a, form.lo, form.hi) / np.maximum(size, _TINY)).max(), 0.0))
+
+    @staticmethod
+    def _box_residual(state, x) -> float:
+        """The relative violation of the bounds on the diagonal x of ``V V^T`` (``kind.box``), as
+        :meth:`~cvxclust.generic.StandardForm.residuals` defines it."""
+        lower, upper = state.kind.box
+        size = np.maximum(np.where(np.isfinite(lower), np.abs(lower), 0.0),
+                          np.where(np.isfinite(upper), np.abs(upper), 0.0))
+        size = np.maximum(size, max(float(x.max()), _TINY))
+        return float((violation(x, lower, upper) / size).max())
 
     # -- certification --------------------------------------------------------------------------
     def _multipliers(self, state, V, y):
@@ -44,7 +87,7 @@ class LowRankChecks:
         S1V = form.cost.matmul(V)
         if form.m:
             S1V -= state.rows.adjoint_matmul(y, V)
-        w = np.zeros(form.n)
+        w = np.zeros(form.n) if state.w is None else signed_multipliers(state.w, *kind.box)
         if kind.diagonal is not None:
             positive = kind.diagonal > 0
             shift = np.zeros(V.shape[1])
@@ -60,9 +103,14 @@ class LowRankChecks:
     def _bound_at(self, state, V, y) -> dict:
         """:func:`~cvxclust.generic.lowrank_certificate.slack_bound` at the row multipliers y."""
         form, kind = state.form, state.kind
+        y = signed_multipliers(y, form.lo, form.hi)
         w, Z = self._multipliers(state, V, y)
         S = SlackOperator(form.cost, state.rows, y, w, Z, deflate=kind.deflate)
-        constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
+        constant = dual_constant(y, form.lo, form.hi)
+        if kind.diagonal is not None:
+            constant += float(kind.diagonal @ w)
+        elif kind.box is not None:
+            constant += dual_constant(w, *kind.box)
         # Lanczos to a residual whose loss in the bound, tau ||r||, is a thousandth of tol
         value = abs(form.cost.inner_factor(V)) if state.value is None else state.value
         accuracy = 1e-3 * self.tol * max(value, self.gap_floor, _TINY) / max(kind.tau * S.norm_bound(state.cost_norm),
@@ -81,9 +129,9 @@ class LowRankChecks:
         if found["lambda_min"] < 0 and kind.shift is not None:
             # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
             move = trace_shift(kind, np.einsum("ij,ij->i", V, V), -1.01 * found["lambda_min"], form.m)
-            shifted = self._bound_at(state, V, state.y + move)
-            if shifted["bound"] > found["bound"]:
-                found = shifted
+            moved = self._bound_at(state, V, state.y + move)
+            if moved["bound"] > found["bound"]:
+                found = moved
         state.lambda_min = found["lambda_min"]
         state.start_vector = found["vector"]
         minimum = found["bound"] + form.constant
@@ -99,15 +147,17 @@ class LowRankChecks:
     def _residuals(self, state, V) -> dict:
         form, kind = state.form, state.kind
         residuals = {"symmetry": 0.0}
-        if kind.diagonal is not None or kind.nonnegative:
+        if kind.diagonal is not None or kind.nonnegative or kind.box is not None:
             diagonal = np.einsum("ij,ij->i", V, V)
             scale = max(float(diagonal.max()), _TINY)
-            violation = 0.0  # V >= 0 exactly: X >= 0 holds; a fixed diagonal up to rounding
+            violated = 0.0  # V >= 0 exactly: X >= 0 holds; a fixed diagonal up to rounding
             if kind.diagonal is not None:
-                violation = float((np.abs(diagonal - kind.diagonal) / np.maximum(kind.diagonal, scale)).max())
-            residuals["bounds"] = violation
+                violated = float((np.abs(diagonal - kind.diagonal) / np.maximum(kind.diagonal, scale)).max())
+            if kind.box is not None:
+                violated = self._box_residual(state, diagonal)
+            residuals["bounds"] = violated
         if form.m:
-            residuals["rows"] = self._row_residual(state, V, state.rows.apply(V) - form.lo)
+            residuals["rows"] = self._row_residual(state, V, state.rows.apply(V))
         residuals["psd"] = 0.0  # V V^T
         return residuals
 
