@@ -124,3 +124,15 @@ def test_certificate_is_valid_at_arbitrary_signed_multipliers(name):
         bound = slack_bound(S, constant, kind.tau, form.cost.frobenius_norm(), random_state=trial)["bound"]
         bound += form.constant
         check_bound_side(problem, bound if form.sense == "minimize" else -bound, optimum)
+
+
+def test_auto_picks_lowrank_for_the_constrained_kmeans_sdp_from_its_order(monkeypatch):
+    """The thresholds of the plain k-means SDP: not below them, lowrank from them."""
+    from cvxclust.generic import entry
+
+    form = CvxpyRelaxation(_kmeans_constrained()).standard_form()
+    assert entry.choose_method(form)[0] != "lowrank"  # n = 30, below the thresholds
+    monkeypatch.setattr(entry, "LOWRANK_MIN_N", 20)
+    monkeypatch.setattr(entry, "LOWRANK_NONNEGATIVE_MIN_N", 20)
+    method, reason = entry.choose_method(form)
+    assert method == "lowrank" and "bounds on the diagonal" in reason and reason.endswith(": lowrank"), reason
