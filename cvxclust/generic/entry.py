@@ -365,7 +365,8 @@ def solve(problem, method: str = "auto", **options) -> Result:
     ``method="lowrank"`` solves the problems with a linear objective, ``X >> 0``, rows
     (equalities and inequalities), constraints that bound the trace (a fixed diagonal, a trace
     row, upper bounds on the diagonal), and no bound but ``X >= 0`` and bounds on the diagonal
-    (max-cut, min-bisection, the k-means SDP, with must-link rows and ``diag(X) <= 1 / m`` too) with ``X = V V^T`` of adaptive rank inside an augmented Lagrangian method,
+    (max-cut, min-bisection, the k-means SDP, with must-link rows and ``diag(X) <= 1 / m`` too) with
+    ``X = V V^T`` of adaptive rank inside an augmented Lagrangian method,
     certified by the smallest eigenvalue of the dual slack (:mod:`cvxclust.generic.lowrank`):
     nothing ``n x n`` is formed but the cost as the statement holds it; ``extras["factor"]`` is V,
     and ``X`` is None where ``V V^T`` would take more than a quarter of the available memory

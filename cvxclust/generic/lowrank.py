@@ -2,11 +2,13 @@ r"""The low-rank method of :func:`cvxclust.solve`: ``X = V V^T`` with an adaptiv
 augmented Lagrangian method, certified by the smallest eigenvalue of the dual slack.
 
 The class it takes: ``min <C, X> + const`` (no squared Frobenius term) subject to ``X >> 0``,
-equality rows ``A(X) = b``, and entrywise bounds only of two kinds: a fixed diagonal
-(``diag(X) = d``, ``d >= 0``) and ``X >= 0`` (off the diagonal, and optionally on it) with no
-upper bound; the constraints must bound the trace (a fixed diagonal or a row ``tr X = tau``).
-This is max-cut, the minimum bisection, correlation clustering and the k-means SDP of Peng and
-Wei.  A ValueError names the part of any other problem.
+rows ``lo <= A(X) <= hi`` (equalities where ``lo = hi``), and entrywise bounds only of these
+kinds: a fixed diagonal (``diag(X) = d``, ``d >= 0``), or bounds ``l <= diag(X) <= u`` on a
+diagonal that is not fixed, and ``X >= 0`` (off the diagonal, and optionally on it) with no
+upper bound; the constraints must bound the trace (a fixed diagonal, a row ``tr X = tau``, or
+finite upper bounds on every diagonal entry).  This is max-cut, the minimum bisection,
+correlation clustering and the k-means SDP of Peng and Wei, with must-link rows and a minimum
+cluster size (``diag(X) <= 1 / m``) too.  A ValueError names the part of any other problem.
 
 **The factor.**  ``V`` of shape ``(n, r)``.  With a fixed diagonal ``V = Diag(sqrt(d)) U`` where
 U is W with its rows scaled to unit norm (the diagonal held exactly, the gradient by the chain
@@ -21,9 +23,15 @@ so that ``X >= 0`` holds exactly, the route of NLR and RiNNAL+.
     + \tfrac{s}{2}\|\mathcal A(VV^\top) - b\|^2,\qquad
     \nabla_V L_s = 2\,(C - \mathcal A^*(y - s\,r))\,V,
 
-all matrix-free (:class:`~cvxclust.generic.factor_rows.FactorRows`).  An iteration is one run of
+all matrix-free (:class:`~cvxclust.generic.factor_rows.FactorRows`).  An inequality row, and a
+bound on a diagonal that is not fixed (a row ``<e_i e_i^T, X>`` of its own, multiplier ``w_i``),
+enter through ``r = A(VV^T) - clip(A(VV^T) - y / s, lo, hi)`` in place of ``A(VV^T) - b``: for
+``g(V) <= 0`` with ``mu = -y >= 0`` the term is Rockafellar's
+``(s/2) ||max(0, g + mu/s)||^2 - ||mu||^2 / (2s)``, continuously differentiable
+(:func:`~cvxclust.generic.lowrank_check.shifted`).  An iteration is one run of
 L-BFGS-B on ``L_s`` warm started from the last factor (its gradient tolerance shrinking from one
-iteration to the next), then ``y <- y - s r``, and ``s`` grown by ``penalty_growth`` where the
+iteration to the next), then ``y <- y - s r`` (for an inequality ``mu <- max(0, mu + s g)``), and
+``s`` grown by ``penalty_growth`` where the
 relative residual did not fall below half its last value and is above a tenth of
 ``residual_tol`` (at most a million times its start).  Where a row ``1^T X 1 = 0`` forces
 ``X 1 = 0`` (the minimum bisection), it is held instead as the linear constraint ``V^T 1 = 0``
@@ -46,13 +54,16 @@ with small random columns besides for a factor of any sign (a quarter of the ran
 
 **The certificate** (:mod:`cvxclust.generic.lowrank_certificate`, its steps in
 :mod:`cvxclust.generic.lowrank_check`) at every check: the row
-multipliers y, those of the diagonal ``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
+multipliers y (of an inequality, with the sign of its side), those of the bounds on a diagonal
+that is not fixed (the augmented Lagrangian's), those of a fixed diagonal
+``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
 the unit rows), the multiplier of ``X >= 0`` built from the factor's first-order conditions, and
 the smallest eigenvalue of the dual slack by Lanczos; the bound is valid whatever the iterate.
 The status is ``"optimal"`` only when the certified relative gap is below ``tol`` and the
 residuals, computed from the factor with the definitions of
-:meth:`~cvxclust.generic.StandardForm.residuals` (the rows from ``A(V V^T)``; the bounds hold by
-construction up to rounding; ``X = V V^T`` is p.s.d.), are below ``residual_tol``.
+:meth:`~cvxclust.generic.StandardForm.residuals` (the rows from ``A(V V^T)``, by how much they
+leave ``[lo, hi]``; the bounds on a diagonal that is not fixed from ``diag(V V^T)``; the other
+bounds hold by construction up to rounding; ``X = V V^T`` is p.s.d.), are below ``residual_tol``.
 
 **The point.**  ``result.extras["factor"]`` is V (``X = V V^T``).  ``result.X`` is ``V V^T``
 where ``form_X`` is True, or where it is None (the default) and ``8 n^2`` bytes are at most a
@@ -166,7 +177,9 @@ class LowRank(LowRankChecks, IterativeSolver):
         ``lbfgs_iterations`` (for a fixed diagonal alone ``outer``, ``rank``, ``gradient_norm``
         and ``lbfgs_iterations``, the Riemannian iterations; and, at checks, ``lambda_min``);
         ``extras``: ``factor`` (V), ``rank``, ``eigsh`` (smallest-eigenvalue computations),
-        ``lanczos_matvecs``, ``lbfgs_iterations``, ``row_multipliers``.
+        ``lanczos_matvecs``, ``lbfgs_iterations``, ``row_multipliers``, ``diagonal_multipliers``
+        (those of the bounds on a diagonal that is not fixed, ``<= 0`` for an upper bound; None
+        where there are none).
     """
 
     method = "lowrank"

@@ -2,7 +2,7 @@ r"""The certificate of :mod:`cvxclust.generic.lowrank`: a bound on the optimum f
 whose p.s.d. part needs only the smallest eigenvalue of the dual slack, computed from products.
 
 For ``min <C, X>`` over ``X >> 0``, ``A(X) = b``, ``diag(X) = d`` (where fixed) and ``X >= 0``
-(where bounded), with ``tr X <= tau`` on the feasible set, any multipliers ``y``, ``w`` and any
+(where bounded), with ``tr X <= tau`` on the feasible set (inequalities below), any multipliers ``y``, ``w`` and any
 symmetric ``Z >= 0`` give, with the dual slack ``S = C - A^*(y) - Diag(w) - Z``,
 
 .. math::
@@ -14,6 +14,23 @@ for every feasible X (weak duality: ``<Z, X> >= 0`` as both are entrywise nonneg
 is nonzero, the diagonal of X being nonnegative under ``X >> 0``).  Where a row ``1^T X 1 = 0``
 forces ``X 1 = 0``, every feasible X is ``J X J`` (``J = I - 11^T / n``) and S is replaced by
 ``J S J``.
+
+Inequalities, ``lo <= A(X) <= hi`` and ``l <= diag(X) <= u`` on a diagonal that is not fixed:
+take each multiplier with the sign of a finite side, ``y_r >= 0`` only where ``lo_r`` is finite,
+``y_r <= 0`` only where ``hi_r`` is (either sign for an equality), and the same for ``w``.  Then
+``y_r A_r(X) >= y_r lo_r`` if ``y_r >= 0`` and ``>= y_r hi_r`` if ``y_r <= 0`` for every feasible
+X, so the identity above gives
+
+.. math::
+
+    \langle C, X\rangle \ \ge\ \sum_{y_r > 0} lo_r y_r + \sum_{y_r < 0} hi_r y_r
+    + \sum_{w_i > 0} l_i w_i + \sum_{w_i < 0} u_i w_i + \tau \min(0, \lambda_{\min}(S))
+
+with ``tau`` any bound on the trace of the feasible X (for ``diag(X) <= u`` alone, ``sum(u)``).
+For ``diag(X) <= u`` with ``mu = -w >= 0``, the slack gains ``+ Diag(mu)`` and the bound
+``- u^T mu``: weak duality for every ``mu >= 0``
+(:func:`~cvxclust.generic.lowrank_check.signed_multipliers` and
+:func:`~cvxclust.generic.lowrank_check.dual_constant`).
 
 ``lambda_min(S)`` comes from Lanczos (:func:`scipy.sparse.linalg.eigsh`) on a
 :class:`~scipy.sparse.linalg.LinearOperator` of S: products with the cost, the rows' adjoint,
