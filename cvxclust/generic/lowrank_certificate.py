@@ -51,6 +51,13 @@ with ``S V = 0`` and ``Z`` zero where ``X = V V^T`` is positive needs ``Z V = G`
 ``Z V = G`` when ``G^T V`` is symmetric (as it is at a stationary point), and it is zero on the
 blocks where X is positive when the factor's columns have disjoint supports (a clustering).
 Negative entries of A and P are dropped, which keeps ``Z >= 0`` (and the bound valid) always.
+
+Its limit: P lies in the range of V, so ``u^T Z u = 2 (u^T A)(P^T u) = 0`` for every u orthogonal
+to the factor's columns, and on those vectors S is ``C - A^*(y) - Diag(w)`` whatever Z.  Where the
+true multiplier of ``X >= 0`` is needed there (correlation clustering, whose positive entries of
+C between clusters it must cancel; a k-means SDP whose solution is no clustering), S stays
+indefinite and the bound stalls although the point is optimal.  For the k-means SDP at a
+clustering, :func:`~cvxclust.generic.lowrank_form.trace_shift` raises S on those vectors instead.
 """
 
 from __future__ import annotations
