@@ -79,10 +79,11 @@ def choose_method(form) -> tuple[str, str]:
       semismooth Newton subproblems (:mod:`cvxclust.generic.alm`), which needs a few dozen
       eigendecompositions where the ADMM needs hundreds;
     * of order ``n >= LOWRANK_MIN_N`` (``LOWRANK_NONNEGATIVE_MIN_N`` with ``X >= 0``), a linear
-      objective under ``X >> 0`` with equality rows, a
-      fixed diagonal or a trace row, and no entrywise bound but ``X >= 0`` where the diagonal is
-      not fixed (max-cut, min-bisection, the k-means SDP of Peng and Wei;
-      :mod:`cvxclust.generic.lowrank`):
+      objective under ``X >> 0`` with rows (equalities or inequalities), constraints that bound
+      the trace (a fixed diagonal, a trace row, upper bounds on the diagonal), and no entrywise
+      bound but ``X >= 0`` and bounds on the diagonal, ``X >= 0`` not with a fixed diagonal
+      (max-cut, min-bisection, the k-means SDP of Peng and Wei, with must-link rows and a
+      minimum cluster size too; :mod:`cvxclust.generic.lowrank`):
       ``"lowrank"``, whose iterations cost products with the cost and a factor of X, and whose
       certificate one smallest eigenvalue (``benchmarks/results/classes.md`` and ``lowrank.md``);
     * everything else: ``"generic"``.
@@ -165,8 +166,8 @@ def _lowrank_reason(form) -> str | None:
     if kind.nonnegative and (kind.diagonal is not None or form.n < LOWRANK_NONNEGATIVE_MIN_N):
         return None
     least = LOWRANK_NONNEGATIVE_MIN_N if kind.nonnegative else LOWRANK_MIN_N
-    return (f"n = {form.n} >= {least}, a linear objective, X >> 0, equality rows and a fixed trace, no "
-            "bound but X >= 0 without a fixed diagonal: lowrank")
+    return (f"n = {form.n} >= {least}, a linear objective, X >> 0, rows and a bounded trace, no bound but "
+            "X >= 0 and bounds on the diagonal, X >= 0 not with a fixed diagonal: lowrank")
 
 
 def _alm_reason(form) -> str | None:
@@ -360,9 +361,11 @@ def solve(problem, method: str = "auto", **options) -> Result:
     the cone barely moves the optimum it needs a few eigendecompositions where the ADMM needs
     dozens; where it moves it far, many more.
 
-    ``method="lowrank"`` solves the problems with a linear objective, ``X >> 0``, equality
-    rows, a fixed diagonal or a trace row, and no bound but ``X >= 0`` (max-cut, min-bisection,
-    the k-means SDP) with ``X = V V^T`` of adaptive rank inside an augmented Lagrangian method,
+    ``method="lowrank"`` solves the problems with a linear objective, ``X >> 0``, rows
+    (equalities and inequalities), constraints that bound the trace (a fixed diagonal, a trace
+    row, upper bounds on the diagonal), and no bound but ``X >= 0`` and bounds on the diagonal
+    (max-cut, min-bisection, the k-means SDP, with must-link rows and ``diag(X) <= 1 / m`` too) with
+    ``X = V V^T`` of adaptive rank inside an augmented Lagrangian method,
     certified by the smallest eigenvalue of the dual slack (:mod:`cvxclust.generic.lowrank`):
     nothing ``n x n`` is formed but the cost as the statement holds it; ``extras["factor"]`` is V,
     and ``X`` is None where ``V V^T`` would take more than a quarter of the available memory

@@ -2,11 +2,13 @@ r"""The low-rank method of :func:`cvxclust.solve`: ``X = V V^T`` with an adaptiv
 augmented Lagrangian method, certified by the smallest eigenvalue of the dual slack.
 
 The class it takes: ``min <C, X> + const`` (no squared Frobenius term) subject to ``X >> 0``,
-equality rows ``A(X) = b``, and entrywise bounds only of two kinds: a fixed diagonal
-(``diag(X) = d``, ``d >= 0``) and ``X >= 0`` (off the diagonal, and optionally on it) with no
-upper bound; the constraints must bound the trace (a fixed diagonal or a row ``tr X = tau``).
-This is max-cut, the minimum bisection, correlation clustering and the k-means SDP of Peng and
-Wei.  A ValueError names the part of any other problem.
+rows ``lo <= A(X) <= hi`` (equalities where ``lo = hi``), and entrywise bounds only of these
+kinds: a fixed diagonal (``diag(X) = d``, ``d >= 0``), or bounds ``l <= diag(X) <= u`` on a
+diagonal that is not fixed, and ``X >= 0`` (off the diagonal, and optionally on it) with no
+upper bound; the constraints must bound the trace (a fixed diagonal, a row ``tr X = tau``, or
+finite upper bounds on every diagonal entry).  This is max-cut, the minimum bisection,
+correlation clustering and the k-means SDP of Peng and Wei, with must-link rows and a minimum
+cluster size (``diag(X) <= 1 / m``) too.  A ValueError names the part of any other problem.
 
 **The factor.**  ``V`` of shape ``(n, r)``.  With a fixed diagonal ``V = Diag(sqrt(d)) U`` where
 U is W with its rows scaled to unit norm (the diagonal held exactly, the gradient by the chain
@@ -21,9 +23,15 @@ so that ``X >= 0`` holds exactly, the route of NLR and RiNNAL+.
     + \tfrac{s}{2}\|\mathcal A(VV^\top) - b\|^2,\qquad
     \nabla_V L_s = 2\,(C - \mathcal A^*(y - s\,r))\,V,
 
-all matrix-free (:class:`~cvxclust.generic.factor_rows.FactorRows`).  An iteration is one run of
+all matrix-free (:class:`~cvxclust.generic.factor_rows.FactorRows`).  An inequality row, and a
+bound on a diagonal that is not fixed (a row ``<e_i e_i^T, X>`` of its own, multiplier ``w_i``),
+enter through ``r = A(VV^T) - clip(A(VV^T) - y / s, lo, hi)`` in place of ``A(VV^T) - b``: for
+``g(V) <= 0`` with ``mu = -y >= 0`` the term is Rockafellar's
+``(s/2) ||max(0, g + mu/s)||^2 - ||mu||^2 / (2s)``, continuously differentiable
+(:func:`~cvxclust.generic.lowrank_check.shifted`).  An iteration is one run of
 L-BFGS-B on ``L_s`` warm started from the last factor (its gradient tolerance shrinking from one
-iteration to the next), then ``y <- y - s r``, and ``s`` grown by ``penalty_growth`` where the
+iteration to the next), then ``y <- y - s r`` (for an inequality ``mu <- max(0, mu + s g)``), and
+``s`` grown by ``penalty_growth`` where the
 relative residual did not fall below half its last value and is above a tenth of
 ``residual_tol`` (at most a million times its start).  Where a row ``1^T X 1 = 0`` forces
 ``X 1 = 0`` (the minimum bisection), it is held instead as the linear constraint ``V^T 1 = 0``
@@ -44,14 +52,18 @@ larger sign part for a nonnegative factor), scaled small, becomes a new column (
 with small random columns besides for a factor of any sign (a quarter of the rank in all), up to
 ``max_rank``.
 
-**The certificate** (:mod:`cvxclust.generic.lowrank_certificate`) at every check: the row
-multipliers y, those of the diagonal ``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
+**The certificate** (:mod:`cvxclust.generic.lowrank_certificate`, its steps in
+:mod:`cvxclust.generic.lowrank_check`) at every check: the row
+multipliers y (of an inequality, with the sign of its side), those of the bounds on a diagonal
+that is not fixed (the augmented Lagrangian's), those of a fixed diagonal
+``w_i = ((C - A^* y) V)_i . v_i / d_i`` (the stationarity of
 the unit rows), the multiplier of ``X >= 0`` built from the factor's first-order conditions, and
 the smallest eigenvalue of the dual slack by Lanczos; the bound is valid whatever the iterate.
 The status is ``"optimal"`` only when the certified relative gap is below ``tol`` and the
 residuals, computed from the factor with the definitions of
-:meth:`~cvxclust.generic.StandardForm.residuals` (the rows from ``A(V V^T)``; the bounds hold by
-construction up to rounding; ``X = V V^T`` is p.s.d.), are below ``residual_tol``.
+:meth:`~cvxclust.generic.StandardForm.residuals` (the rows from ``A(V V^T)``, by how much they
+leave ``[lo, hi]``; the bounds on a diagonal that is not fixed from ``diag(V V^T)``; the other
+bounds hold by construction up to rounding; ``X = V V^T`` is p.s.d.), are below ``residual_tol``.
 
 **The point.**  ``result.extras["factor"]`` is V (``X = V V^T``).  ``result.X`` is ``V V^T``
 where ``form_X`` is True, or where it is None (the default) and ``8 n^2`` bytes are at most a
@@ -81,10 +93,10 @@ from scipy.optimize import Bounds, minimize
 from .._memory import available_bytes, check_memory, square_bytes
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval
-from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
+from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
-from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
-from .lowrank_form import LowRankForm, lowrank_form, trace_shift
+from .lowrank_check import LowRankChecks, shifted, signed_multipliers, violation
+from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent
 
 __all__ = ["LowRank"]
@@ -102,6 +114,8 @@ class LowRankState(SolverState):
     #: the free variable (V itself, or V before its rows are scaled to sqrt(d))
     W: np.ndarray
     y: np.ndarray
+    #: the multipliers of the bounds on the diagonal held by the augmented Lagrangian (None where none)
+    w: np.ndarray | None = None
     #: the multiplier of V^T 1 = 0 where X 1 = 0 is forced
     shift: np.ndarray | None = None
     penalty: float
@@ -128,7 +142,7 @@ class LowRankState(SolverState):
     gradient_reached: float = np.inf
 
 
-class LowRank(IterativeSolver):
+class LowRank(LowRankChecks, IterativeSolver):
     r"""The low-rank augmented Lagrangian method of :mod:`cvxclust.generic.lowrank`.
 
     Parameters
@@ -163,7 +177,9 @@ class LowRank(IterativeSolver):
         ``lbfgs_iterations`` (for a fixed diagonal alone ``outer``, ``rank``, ``gradient_norm``
         and ``lbfgs_iterations``, the Riemannian iterations; and, at checks, ``lambda_min``);
         ``extras``: ``factor`` (V), ``rank``, ``eigsh`` (smallest-eigenvalue computations),
-        ``lanczos_matvecs``, ``lbfgs_iterations``, ``row_multipliers``.
+        ``lanczos_matvecs``, ``lbfgs_iterations``, ``row_multipliers``, ``diagonal_multipliers``
+        (those of the bounds on a diagonal that is not fixed, ``<= 0`` for an upper bound; None
+        where there are none).
     """
 
     method = "lowrank"
@@ -214,13 +230,16 @@ class LowRank(IterativeSolver):
                              max_rank=max_rank, cost_norm=cost_norm, rng=rng, matmul=_product(form.cost),
                              oblique=kind.diagonal is not None and not form.m and not kind.nonnegative)
         V = self._factor(state, W)[0]
-        r = rows.apply(V) - form.lo
+        r = np.concatenate([violation(rows.apply(V), form.lo, form.hi)] +
+                           ([violation(np.einsum("ij,ij->i", V, V), *kind.box)] if kind.box is not None else []))
+        if kind.box is not None:
+            state.w = np.zeros(n)
         if self.penalty is not None:
             state.penalty = float(self.penalty)
         else:  # the penalty term as large as the objective's scale at the start
-            state.penalty = max(cost_norm * kind.tau, _TINY) / max(float(r @ r), 1.0) if form.m else 1.0
+            state.penalty = max(cost_norm * kind.tau, _TINY) / max(float(r @ r), 1.0) if r.size else 1.0
         state.penalty_start = state.penalty
-        state.residual = np.inf if form.m else 0.0
+        state.residual = np.inf if r.size else 0.0
         if kind.deflate:
             state.shift = np.zeros(rank)
         return state
@@ -275,10 +294,14 @@ class LowRank(IterativeSolver):
         CV = form.cost.matmul(V)
         value = float(np.vdot(V, CV))
         if form.m:
-            r = self._active_residual(state, rows.apply(V) - form.lo)
+            r = self._active_residual(state, shifted(rows.apply(V), state.y, state.penalty, form.lo, form.hi))
             multiplier = state.y - state.penalty * r
             value += float(-state.y @ r + 0.5 * state.penalty * (r @ r))
             CV -= rows.adjoint_matmul(multiplier, V)
+        if state.w is not None:  # the bounds on the diagonal: rows <e_i e_i^T, X> of their own
+            r = shifted(np.einsum("ij,ij->i", V, V), state.w, state.penalty, *state.kind.box)
+            value += float(-state.w @ r + 0.5 * state.penalty * (r @ r))
+            CV -= (state.w - state.penalty * r)[:, None] * V
         if state.kind.deflate:  # X 1 = 0 as the linear constraint V^T 1 = 0 on the factor
             total = V.sum(axis=0)
             value += float(-state.shift @ total + 0.5 * state.penalty * (total @ total))
@@ -313,14 +336,24 @@ class LowRank(IterativeSolver):
         state.W = out.x.reshape(state.W.shape)
         state.lbfgs_iterations += int(out.nit)
         state.outer += 1
-        residual = np.nan
-        if form.m:
+        residual, held = np.nan, form.m or state.w is not None
+        if held:
             V = self._factor(state, state.W)[0]
-            r = state.rows.apply(V) - form.lo
-            state.y = state.y - state.penalty * self._active_residual(state, r)
+            residual = 0.0
+        if form.m:
+            a = state.rows.apply(V)
+            state.y = state.y - state.penalty * self._active_residual(
+                state, shifted(a, state.y, state.penalty, form.lo, form.hi))
             if state.kind.deflate:
                 state.shift = state.shift - state.penalty * V.sum(axis=0)
-            residual = self._row_residual(state, V, r)
+            residual = self._row_residual(state, V, a)
+        if state.w is not None:
+            x = np.einsum("ij,ij->i", V, V)
+            # the signs exact: a rounding of the update gives no multiplier a side without a bound
+            state.w = signed_multipliers(state.w - state.penalty * shifted(x, state.w, state.penalty, *state.kind.box),
+                                         *state.kind.box)
+            residual = max(residual, self._box_residual(state, x))
+        if held:
             # grown only while the residual is above a tenth of its tolerance and did not halve:
             # beyond, a larger s only amplifies the rounding of r in the multipliers
             if residual > max(0.5 * state.residual, 0.1 * self.residual_tol):
@@ -361,121 +394,6 @@ class LowRank(IterativeSolver):
             r[state.kind.zero_row] = 0.0
         return r
 
-    @staticmethod
-    def _row_residual(state, V, r) -> float:
-        """The rows' relative violation as :meth:`~cvxclust.generic.StandardForm.residuals`
-        defines it, ``max|X|`` being the largest diagonal entry of ``V V^T``."""
-        form = state.form
-        scale = max(float(np.einsum("ij,ij->i", V, V).max()), _TINY)
-        size = np.maximum(np.abs(form.lo), form.row_norms * scale)
-        return float(max((np.abs(r) / np.maximum(size, _TINY)).max(), 0.0))
-
-    # -- certification --------------------------------------------------------------------------
-    def _multipliers(self, state, V, y):
-        """``(w, Z)`` of the certificate at the row multipliers y (module docstring of the
-        certificate)."""
-        form, kind = state.form, state.kind
-        S1V = form.cost.matmul(V)
-        if form.m:
-            S1V -= state.rows.adjoint_matmul(y, V)
-        w = np.zeros(form.n)
-        if kind.diagonal is not None:
-            positive = kind.diagonal > 0
-            shift = np.zeros(V.shape[1])
-            # where X 1 = 0 is forced, the slack is J S J: stationarity asks (S_1 - Diag(w)) V = 1 mu^T
-            # only, mu = the mean row; a few fixed-point rounds find w and mu together
-            for _ in range(30 if kind.deflate else 1):
-                w[positive] = np.einsum("ij,ij->i", S1V - shift, V)[positive] / kind.diagonal[positive]
-                if kind.deflate:
-                    shift = (S1V - w[:, None] * V).mean(axis=0)
-        Z = nonnegative_multiplier(S1V - w[:, None] * V, V) if kind.nonnegative else None
-        return w, Z
-
-    def _bound_at(self, state, V, y) -> dict:
-        """:func:`~cvxclust.generic.lowrank_certificate.slack_bound` at the row multipliers y."""
-        form, kind = state.form, state.kind
-        w, Z = self._multipliers(state, V, y)
-        S = SlackOperator(form.cost, state.rows, y, w, Z, deflate=kind.deflate)
-        constant = float(form.lo @ y) + (float(kind.diagonal @ w) if kind.diagonal is not None else 0.0)
-        # Lanczos to a residual whose loss in the bound, tau ||r||, is a thousandth of tol
-        value = abs(form.cost.inner_factor(V)) if state.value is None else state.value
-        accuracy = 1e-3 * self.tol * max(value, self.gap_floor, _TINY) / max(kind.tau * S.norm_bound(state.cost_norm),
-                                                                            _TINY)
-        found = slack_bound(S, constant, kind.tau, state.cost_norm, random_state=state.rng, start=state.start_vector,
-                            tol=float(np.clip(accuracy, 1e-12, 1e-3)))
-        state.eigsh += 1
-        state.lanczos_matvecs += found["products"]
-        return found
-
-    def certify(self, state, bound, final=False):
-        form, kind = state.form, state.kind
-        V = self._point(state)
-        state.value = abs(form.cost.inner_factor(V))
-        found = self._bound_at(state, V, state.y)
-        if found["lambda_min"] < 0 and kind.shift is not None:
-            # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
-            move = trace_shift(kind, np.einsum("ij,ij->i", V, V), -1.01 * found["lambda_min"], form.m)
-            shifted = self._bound_at(state, V, state.y + move)
-            if shifted["bound"] > found["bound"]:
-                found = shifted
-        state.lambda_min = found["lambda_min"]
-        state.start_vector = found["vector"]
-        minimum = found["bound"] + form.constant
-        fresh = minimum if form.sense == "minimize" else -minimum
-        value = form.cost.inner_factor(V) + form.constant
-        objective = value if form.sense == "minimize" else -value
-        residuals = self._residuals(state, V)
-        # the rank grows at the next step (the factor certified here is the one returned if this check stops)
-        state.growth = None if final else (found, value, minimum)
-        return Certificate(None, fresh, objective, residuals,
-                           {"lambda_min": found["lambda_min"], "rank": V.shape[1]})
-
-    def _residuals(self, state, V) -> dict:
-        form, kind = state.form, state.kind
-        residuals = {"symmetry": 0.0}
-        if kind.diagonal is not None or kind.nonnegative:
-            diagonal = np.einsum("ij,ij->i", V, V)
-            scale = max(float(diagonal.max()), _TINY)
-            violation = 0.0  # V >= 0 exactly: X >= 0 holds; a fixed diagonal up to rounding
-            if kind.diagonal is not None:
-                violation = float((np.abs(diagonal - kind.diagonal) / np.maximum(kind.diagonal, scale)).max())
-            residuals["bounds"] = violation
-        if form.m:
-            residuals["rows"] = self._row_residual(state, V, state.rows.apply(V) - form.lo)
-        residuals["psd"] = 0.0  # V V^T
-        return residuals
-
-    def _grow_rank(self, state, found, value, minimum) -> None:
-        """Append the eigenvector of a clearly negative smallest eigenvalue as a new column (with,
-        for a factor of any sign, small random columns to a quarter of the rank besides)."""
-        rank = state.W.shape[1]
-        loss = -state.kind.tau * found["lambda_min"]
-        # not while the rows are far from met: the multipliers, and with them S, mean little yet
-        size = max(abs(value), abs(minimum), self.gap_floor, _TINY)
-        if rank >= state.max_rank or state.residual > 1e-3 or loss <= 0.1 * self.tol * size:
-            return
-        # on the sphere's product, a loss of up to about ten times the relative gradient norm is the
-        # gradient's, not a missing column's: grown only beyond thirty times
-        if state.oblique and loss <= 30.0 * state.gradient_reached * size:
-            return
-        u = found["vector"]
-        if state.kind.nonnegative:
-            u = np.maximum(u, 0.0) if np.linalg.norm(np.maximum(u, 0.0)) >= np.linalg.norm(np.minimum(u, 0.0)) \
-                else np.maximum(-u, 0.0)
-        columns = [u]
-        if not state.kind.nonnegative:  # room for L-BFGS: small random columns besides, a quarter of the rank
-            extra = min(max(rank // 4 - 1, 0), state.max_rank - rank - 1)
-            columns += list(state.rng.standard_normal((extra, u.size)) / math.sqrt(u.size))
-        new = np.column_stack(columns)
-        if state.kind.diagonal is not None:  # in W's units: its rows' norms
-            new *= 1e-2 * math.sqrt(state.form.n) * np.linalg.norm(state.W, axis=1)[:, None]
-        else:
-            new *= 1e-2 * math.sqrt(state.kind.tau)
-        state.W = np.column_stack([state.W, new])
-        if state.shift is not None:
-            state.shift = np.append(state.shift, np.zeros(new.shape[1]))
-        if not state.oblique:
-            state.gtol = max(state.gtol, 1e-4 * state.gtol_start)
 
     # -- result ---------------------------------------------------------------------------------
     def run(self):
@@ -490,7 +408,8 @@ class LowRank(IterativeSolver):
     def extras(self, state):
         return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
                 "lanczos_matvecs": state.lanczos_matvecs, "lbfgs_iterations": state.lbfgs_iterations,
-                "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y}
+                "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y,
+                "diagonal_multipliers": state.w}
 
 
 def _product(cost):

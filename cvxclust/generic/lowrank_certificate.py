@@ -2,7 +2,7 @@ r"""The certificate of :mod:`cvxclust.generic.lowrank`: a bound on the optimum f
 whose p.s.d. part needs only the smallest eigenvalue of the dual slack, computed from products.
 
 For ``min <C, X>`` over ``X >> 0``, ``A(X) = b``, ``diag(X) = d`` (where fixed) and ``X >= 0``
-(where bounded), with ``tr X <= tau`` on the feasible set, any multipliers ``y``, ``w`` and any
+(where bounded), with ``tr X <= tau`` on the feasible set (inequalities below), any multipliers ``y``, ``w`` and any
 symmetric ``Z >= 0`` give, with the dual slack ``S = C - A^*(y) - Diag(w) - Z``,
 
 .. math::
@@ -14,6 +14,23 @@ for every feasible X (weak duality: ``<Z, X> >= 0`` as both are entrywise nonneg
 is nonzero, the diagonal of X being nonnegative under ``X >> 0``).  Where a row ``1^T X 1 = 0``
 forces ``X 1 = 0``, every feasible X is ``J X J`` (``J = I - 11^T / n``) and S is replaced by
 ``J S J``.
+
+Inequalities, ``lo <= A(X) <= hi`` and ``l <= diag(X) <= u`` on a diagonal that is not fixed:
+take each multiplier with the sign of a finite side, ``y_r >= 0`` only where ``lo_r`` is finite,
+``y_r <= 0`` only where ``hi_r`` is (either sign for an equality), and the same for ``w``.  Then
+``y_r A_r(X) >= y_r lo_r`` if ``y_r >= 0`` and ``>= y_r hi_r`` if ``y_r <= 0`` for every feasible
+X, so the identity above gives
+
+.. math::
+
+    \langle C, X\rangle \ \ge\ \sum_{y_r > 0} lo_r y_r + \sum_{y_r < 0} hi_r y_r
+    + \sum_{w_i > 0} l_i w_i + \sum_{w_i < 0} u_i w_i + \tau \min(0, \lambda_{\min}(S))
+
+with ``tau`` any bound on the trace of the feasible X (for ``diag(X) <= u`` alone, ``sum(u)``).
+For ``diag(X) <= u`` with ``mu = -w >= 0``, the slack gains ``+ Diag(mu)`` and the bound
+``- u^T mu``: weak duality for every ``mu >= 0``
+(:func:`~cvxclust.generic.lowrank_check.signed_multipliers` and
+:func:`~cvxclust.generic.lowrank_check.dual_constant`).
 
 ``lambda_min(S)`` comes from Lanczos (:func:`scipy.sparse.linalg.eigsh`) on a
 :class:`~scipy.sparse.linalg.LinearOperator` of S: products with the cost, the rows' adjoint,
@@ -34,6 +51,13 @@ with ``S V = 0`` and ``Z`` zero where ``X = V V^T`` is positive needs ``Z V = G`
 ``Z V = G`` when ``G^T V`` is symmetric (as it is at a stationary point), and it is zero on the
 blocks where X is positive when the factor's columns have disjoint supports (a clustering).
 Negative entries of A and P are dropped, which keeps ``Z >= 0`` (and the bound valid) always.
+
+Its limit: P lies in the range of V, so ``u^T Z u = 2 (u^T A)(P^T u) = 0`` for every u orthogonal
+to the factor's columns, and on those vectors S is ``C - A^*(y) - Diag(w)`` whatever Z.  Where the
+true multiplier of ``X >= 0`` is needed there (correlation clustering, whose positive entries of
+C between clusters it must cancel; a k-means SDP whose solution is no clustering), S stays
+indefinite and the bound stalls although the point is optimal.  For the k-means SDP at a
+clustering, :func:`~cvxclust.generic.lowrank_form.trace_shift` raises S on those vectors instead.
 """
 
 from __future__ import annotations

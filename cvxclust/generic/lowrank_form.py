@@ -37,6 +37,10 @@ class LowRankForm:
     shift : tuple or None
         Where a trace row and the row sums of every index stand (the k-means SDP of Peng and
         Wei), what :func:`trace_shift` needs.
+    box : tuple of ndarray or None
+        ``(lower, upper)``: the bounds on the diagonal where it is not fixed, held by the
+        augmented Lagrangian (``-inf``/``inf`` where absent, and a lower bound ``<= 0``, which
+        ``X >> 0`` implies, as ``-inf``); None where there are none.
     """
 
     diagonal: np.ndarray | None
@@ -45,6 +49,7 @@ class LowRankForm:
     trace_row: bool
     zero_row: int | None
     shift: tuple | None = None
+    box: tuple | None = None
 
     @property
     def deflate(self) -> bool:
@@ -92,47 +97,43 @@ def _read(form: StandardForm) -> tuple[LowRankForm | None, str]:
         return None, f"the objective has a squared Frobenius term (c = {form.c:g}); only a linear objective is taken"
     if not form.psd:
         return None, "X >> 0 is not a constraint; the factorization X = V V^T needs it"
-    inequality = np.flatnonzero(form.lo != form.hi)
-    if inequality.size:
-        return None, f"row {int(inequality[0])} is an inequality; only equality rows are taken"
     L, U = form.L, form.U
     upper = _off_diagonal(U, np.inf)
     if upper is not None:
-        return None, f"X[{upper[0]}, {upper[1]}] has an upper bound; only X >= 0 and a fixed diagonal are taken"
+        return None, f"X[{upper[0]}, {upper[1]}] has an upper bound; only X >= 0 and bounds on the diagonal are taken"
     compact = off_and_diagonal(L)
     off = compact[0] if compact is not None else (float(L[0, 1]) if n > 1 else -np.inf)
     if off not in (0.0, -np.inf):
-        return None, f"X[0, 1] has the lower bound {off:g}; only X >= 0 and a fixed diagonal are taken"
+        return None, f"X[0, 1] has the lower bound {off:g}; only X >= 0 and bounds on the diagonal are taken"
     entry = _off_diagonal(L, off)
     if entry is not None:
         return None, (f"X[{entry[0]}, {entry[1]}] has a lower bound other than that of X[0, 1]; only X >= 0 "
-                      "throughout and a fixed diagonal are taken")
+                      "throughout and bounds on the diagonal are taken")
     lower, upper_d = np.diagonal(L), np.diagonal(U)
-    fixed = np.isfinite(upper_d)
-    diagonal = None
-    if fixed.any():
-        i = int(np.flatnonzero(~fixed)[0]) if not fixed.all() else int(np.flatnonzero(lower != upper_d)[0]) \
-            if (lower != upper_d).any() else None
-        if i is not None:
-            return None, (f"X[{i}, {i}] is not fixed where another diagonal entry is bounded; only a fixed "
-                          "diagonal (every entry) is taken")
+    if upper_d.min() < 0:
+        i = int(np.argmin(upper_d))
+        return None, f"X[{i}, {i}] is at most {upper_d[i]:g} < 0, which X >> 0 forbids"
+    diagonal = box = None
+    if np.all(lower == upper_d):
         diagonal = np.array(upper_d, dtype=float)
-        if diagonal.min() < 0:
-            i = int(np.argmin(diagonal))
-            return None, f"X[{i}, {i}] is fixed at {diagonal[i]:g} < 0, which X >> 0 forbids"
-    else:
-        bad = np.flatnonzero((lower != -np.inf) & (lower != 0))
-        if bad.size:
-            i = int(bad[0])
-            return None, f"X[{i}, {i}] has the lower bound {lower[i]:g}; only X >= 0 and a fixed diagonal are taken"
+    else:  # bounds of the diagonal's entries, held by the augmented Lagrangian (a lower bound <= 0 is implied)
+        low = np.where(lower > 0, lower, -np.inf)
+        if np.isfinite(low).any() or np.isfinite(upper_d).any():
+            box = (low, np.array(upper_d, dtype=float))
     found = fixed_trace(form)
-    trace = None if found is None else found[0]
-    if diagonal is None and trace is None:
-        return None, ("the constraints do not fix the trace (a fixed diagonal or a row tr X == tau): without it no "
-                      "bound on the optimum follows from the smallest eigenvalue")
-    tau = float(diagonal.sum()) if diagonal is not None else float(trace)
-    return LowRankForm(diagonal=diagonal, nonnegative=off == 0.0, tau=tau, trace_row=diagonal is None,
-                       zero_row=zero_total_row(form), shift=_trace_shift(form, found)), ""
+    candidates = [float(diagonal.sum())] if diagonal is not None else []
+    if found is not None:
+        candidates.append(float(found[0]))
+    if box is not None and np.isfinite(box[1]).all():
+        candidates.append(float(box[1].sum()))
+    if not candidates:
+        return None, ("the constraints do not bound the trace (a fixed diagonal, upper bounds on every diagonal "
+                      "entry or a row tr X == tau): without it no bound on the optimum follows from the smallest "
+                      "eigenvalue")
+    tau = min(candidates)
+    return LowRankForm(diagonal=diagonal, nonnegative=off == 0.0, tau=tau,
+                       trace_row=found is not None and tau == found[0], zero_row=zero_total_row(form),
+                       shift=_trace_shift(form, found), box=box), ""
 
 
 def _trace_shift(form: StandardForm, found) -> tuple | None:

@@ -120,13 +120,14 @@ def _refusals():
     C = C + C.T
     base = [X >> 0, cp.diag(X) == 1]
     return {
-        "inequality": (cp.Problem(cp.Minimize(cp.trace(C @ X)), base + [cp.sum(X) <= 3]), r"row 0 is an inequality"),
+        "partial_nonnegative": (cp.Problem(cp.Minimize(cp.trace(C @ X)), base + [X[0, 2] >= 0]),
+                                r"X\[0, 2\] has a lower bound other than that of X\[0, 1\]"),
         "frobenius": (cp.Problem(cp.Minimize(cp.sum_squares(X - C)), base), r"squared Frobenius term"),
         "upper": (cp.Problem(cp.Minimize(cp.trace(C @ X)), base + [X <= 2]), r"X\[0, 1\] has an upper bound"),
         "unbounded_trace": (cp.Problem(cp.Minimize(cp.trace(C @ X)), [X >> 0, X >= 0, cp.sum(X, axis=1) == 1]),
-                            r"do not fix the trace"),
-        "partial_diagonal": (cp.Problem(cp.Minimize(cp.trace(C @ X)), [X >> 0, X[0, 0] == 1, cp.trace(X) == 3]),
-                             r"X\[1, 1\] is not fixed"),
+                            r"do not bound the trace"),
+        "partial_upper": (cp.Problem(cp.Minimize(cp.trace(C @ X)), [X >> 0, X[0, 0] <= 1, X[1, 1] >= 1]),
+                          r"do not bound the trace"),
         "no_psd": (cp.Problem(cp.Minimize(cp.trace(C @ X)), [cp.diag(X) == 1, X >= -1, X <= 1]),
                    r"X >> 0 is not a constraint"),
     }
