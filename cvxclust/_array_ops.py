@@ -11,7 +11,7 @@ import numpy as np
 
 from ._array_api import is_numpy
 
-__all__ = ["clip_in_place", "conjugate_gradients", "frobenius", "inner"]
+__all__ = ["clip_in_place", "conjugate_gradients", "frobenius", "inner", "top_eigenvectors"]
 
 
 def inner(A, B, xp) -> float:
@@ -69,3 +69,13 @@ def frobenius(A, xp) -> float:
     if is_numpy(xp):
         return float(np.linalg.norm(A))
     return math.sqrt(max(inner(A, A, xp), 0.0))
+
+
+def top_eigenvectors(A, k: int, xp):
+    """The eigenvectors of the ``k`` largest eigenvalues of the symmetric ``A``, by decreasing
+    eigenvalue, each column's entry of largest magnitude made positive (the convention of
+    :func:`cvxclust.rounding.spectral_embedding`), from one eigendecomposition on A's device."""
+    n = A.shape[0]
+    V = xp.flip(xp.linalg.eigh(A)[1][:, n - k:], axis=1)
+    positive = xp.max(V, axis=0) >= -xp.min(V, axis=0)
+    return V * (2.0 * xp.astype(positive, V.dtype) - 1.0)[None, :]
