@@ -23,8 +23,8 @@ import numpy as np
 from ._memory import MemoryNeed, format_bytes
 
 __all__ = ["Arrays", "add_to_diagonal", "check_arrays", "check_device_memory", "check_square", "device_free_bytes",
-           "device_namespace", "diagonal", "dtype_unit_roundoff", "eigh", "is_foreign", "is_numpy", "library", "namespace_of",
-           "to_namespace", "to_numpy", "unit_roundoff"]
+           "device_namespace", "diagonal", "dtype_unit_roundoff", "eigh", "is_foreign", "is_numpy", "library",
+           "namespace_of", "to_namespace", "to_numpy", "unit_roundoff"]
 
 _REFUSED_DTYPES = ("float16", "bfloat16")
 

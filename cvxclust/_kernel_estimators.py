@@ -31,7 +31,8 @@ from .parameters import Interval, Options, check_parameters
 from .structures import as_structure, flat, n_clusters as structure_size
 
 __all__ = ["AFFINITIES", "ArrayLike", "KERNEL_PARAMETERS", "KernelClusterMixin", "RANDOM_STATE", "affinity_matrix",
-           "check_array_X", "check_objective", "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure", "top_factor"]
+           "check_array_X", "check_objective", "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure",
+           "top_factor"]
 
 #: the names ``affinity`` takes
 AFFINITIES = ("rbf", "polynomial", "linear", "nearest_neighbors", "precomputed")

@@ -74,8 +74,8 @@ def test_cluhsic_solves_the_sdp_on_the_arrays_device(library):
     X = blobs(n_per=4)
     Xf = as_library(X, library)
     # the certificate's second SDP on array-api-strict (slow by design) adds nothing to torch's
-    settings = {"relaxation": "sdp", "certify": library == "torch", "random_state": 0, "structure": chain(3), "refine": False,
-                "solver_options": {"tol": 1e-4}}
+    settings = {"relaxation": "sdp", "certify": library == "torch", "random_state": 0, "structure": chain(3),
+                "refine": False, "solver_options": {"tol": 1e-4}}
     host = CLUHSIC(3, **settings).fit(X)
     device = CLUHSIC(3, **settings).fit(Xf)
     assert isinstance(device.labels_, np.ndarray) and isinstance(device.output_kernel_, np.ndarray)
