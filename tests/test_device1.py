@@ -10,7 +10,7 @@ from array_namespaces import on_device1, to_numpy
 
 import cvxclust
 import cvxclust.generic.device as device_module
-from cvxclust import SemidefiniteSpectralClustering
+from cvxclust import CLUHSIC, SemidefiniteSpectralClustering
 from cvxclust._array_api import check_arrays
 from cvxclust.hsic import CLUHSICSDP
 from cvxclust.kernels import center, rbf
@@ -80,3 +80,13 @@ def test_ssc_estimator(method):
     assert on_device(fitted.normalized_affinity_)
     assert fitted.objective_ == pytest.approx(reference.objective_, rel=1e-6)
     assert sorted(np.bincount(fitted.labels_)) == sorted(np.bincount(reference.labels_))
+
+
+def test_cluhsic_estimator():
+    X = np.vstack([points(n=6, seed=1), points(n=6, seed=2) + 6.0])
+    settings = {"relaxation": "sdp", "refine": False, "certify": False, "random_state": 0,
+                "solver_options": {"tol": 1e-3}}
+    reference = CLUHSIC(2, **settings).fit(X)
+    fitted = CLUHSIC(2, **settings).fit(on_device1(X))
+    assert on_device(fitted.result_.X)
+    assert fitted.objective_ == pytest.approx(reference.objective_, rel=1e-9)
