@@ -133,3 +133,15 @@ def test_non_finite_x_is_refused_naming_x(library):
     X[3, 1] = np.nan
     with pytest.raises(ValueError, match="X contains NaN"):
         SemidefiniteSpectralClustering(3).fit(as_library(X, library))
+
+
+@pytest.mark.parametrize("library", FOREIGN)
+def test_cluhsic_takes_known_labels_of_the_library(library):
+    X = blobs(n_per=4)
+    y = np.full(X.shape[0], -1)
+    y[[0, 4]] = [0, 1]
+    settings = {"relaxation": "sdp", "refine": False, "random_state": 0, "solver_options": {"tol": 1e-3}}
+    host = CLUHSIC(3, **settings).fit(X, y)
+    device = CLUHSIC(3, **settings).fit(as_library(X, library), as_library(y, library, dtype="int64"))
+    np.testing.assert_array_equal(device.labels_[[0, 4]], [0, 1])
+    assert device.objective_ == pytest.approx(host.objective_, rel=1e-9)
