@@ -24,8 +24,8 @@ import numpy as np
 from ._memory import MemoryNeed, format_bytes
 
 __all__ = ["Arrays", "add_to_diagonal", "check_arrays", "check_device_memory", "check_square", "device_free_bytes",
-           "device_namespace", "diagonal", "eigh", "is_foreign", "is_numpy", "library", "namespace_of",
-           "to_namespace", "to_numpy", "unit_roundoff"]
+           "device_namespace", "diagonal", "dtype_unit_roundoff", "eigh", "is_foreign", "is_numpy", "library",
+           "namespace_of", "to_namespace", "to_numpy", "unit_roundoff"]
 
 _REFUSED_DTYPES = ("float16", "bfloat16")
 
@@ -210,6 +210,16 @@ def unit_roundoff(xp: ModuleType, dtype) -> float:
     """The unit roundoff ``eps`` of ``dtype`` (2.2e-16 for float64, 1.2e-7 for float32): the
     rounding allowances of the certificates are multiples of it."""
     return float(xp.finfo(dtype).eps)
+
+
+def dtype_unit_roundoff(dtype) -> float:
+    """The unit roundoff of ``dtype``, given by name (``"float32"``), as a NumPy dtype or as
+    another library's (``torch.float32``); None is float64, NumPy's default."""
+    try:
+        name = np.dtype(dtype).name  # None gives float64
+    except TypeError:
+        name = _dtype_name(getattr(dtype, "name", dtype))
+    return float(np.finfo(name).eps)
 
 
 def eigh(A, xp: ModuleType | None = None):

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.utils import check_random_state as _sklearn_random_state
 from sklearn.utils.validation import validate_data
 
-from ._array_api import check_square, is_foreign, namespace_of, to_numpy, unit_roundoff
+from ._array_api import check_square, is_foreign, library, namespace_of, to_numpy, unit_roundoff
 from .parameters import Interval, Options, check_parameter
 
 
@@ -228,11 +228,33 @@ def check_random_state(random_state, name: str = "random_state") -> np.random.Ra
     return _sklearn_random_state(random_state)
 
 
+#: the estimators that fit an X of another array API library on its device, for the messages that
+#: refuse one elsewhere
+DEVICE_ESTIMATORS = ("SemidefiniteSpectralClustering (affinity 'rbf', 'polynomial' or 'precomputed', with the "
+                     "methods that run on the affinity's device) and CLUHSIC (relaxation='sdp', method 'auto' or "
+                     "'admm'; affinity 'rbf', 'polynomial', 'linear' or 'precomputed')")
+
+
+def refuse_array_X(estimator, X, what: str = "fit") -> None:
+    """Raise a TypeError naming the estimator and ``what`` (its method, or the parameter setting)
+    that runs on NumPy arrays only, for an ``X`` of another array API library: never a silent
+    copy to the host."""
+    xp = namespace_of(X)
+    raise TypeError(f"{type(estimator).__name__}: {what} runs on NumPy arrays only and X is an array of "
+                    f"{library(xp)} on {getattr(X, 'device', 'its device')}; on such an array "
+                    f"{DEVICE_ESTIMATORS} fit on its device, or pass X as a NumPy array "
+                    "(cvxclust._array_api.to_numpy(X))")
+
+
 def check_X(estimator, X, **kwargs) -> np.ndarray:
     """scikit-learn's ``validate_data(estimator, X, **kwargs)`` for an estimator's ``fit``, with
     every error naming ``X``: scikit-learn's own messages do for NaN but not for a 1-D array, too
     few samples, strings or complex numbers.  The original message is kept whole (after
-    ``"X: "``), so scikit-learn's estimator checks, which search it, still find it."""
+    ``"X: "``), so scikit-learn's estimator checks, which search it, still find it.  An X of
+    another array API library is refused (:func:`refuse_array_X`): the estimators that fit on its
+    device check it themselves first."""
+    if is_foreign(X):
+        refuse_array_X(estimator, X)
     try:
         return validate_data(estimator, X, **kwargs)
     except (ValueError, TypeError) as error:

@@ -4,7 +4,12 @@ scikit-learn's ``SpectralClustering``), the output structure and its number of c
 labels passed as ``y``, and the factor of an SDP solution handed to the rounding.
 
 The kernel is centred, :math:`HKH` with :math:`H = I - \tfrac1m \mathbf 1\mathbf 1^\top`, as the
-HSIC objectives assume.  The rbf kernel is :math:`\exp(-\gamma\|a - b\|^2)`; ``gamma=None``
+HSIC objectives assume.  Data of another library of the Python array API standard (a PyTorch tensor
+on a GPU) are checked in their namespace (:func:`check_array_X`) and their kernel is computed on
+their device (:mod:`cvxclust.kernels`), for the estimators whose solvers run there; the others
+refuse them (:func:`cvxclust._checks.refuse_array_X`).
+
+The rbf kernel is :math:`\exp(-\gamma\|a - b\|^2)`; ``gamma=None``
 takes the median heuristic :math:`\gamma = 1/\operatorname{median}_{i<j}\|a_i - a_j\|^2`, so
 that a typical pair of points has affinity :math:`e^{-1}`.
 """
@@ -18,13 +23,16 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClusterMixin
 
 
+from ._array_api import is_foreign, namespace_of, to_numpy
+from ._array_kernels import check_data
 from ._checks import check_labels, check_square_matrix, check_X
 from .kernels import center, knn_affinity, linear, median_distance, polynomial, rbf
 from .parameters import Interval, Options, check_parameters
 from .structures import as_structure, flat, n_clusters as structure_size
 
 __all__ = ["AFFINITIES", "ArrayLike", "KERNEL_PARAMETERS", "KernelClusterMixin", "RANDOM_STATE", "affinity_matrix",
-           "check_objective", "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure", "top_factor"]
+           "check_array_X", "check_objective", "check_psd_kernel", "input_kernel", "known_labels", "resolve_structure",
+           "top_factor"]
 
 #: the names ``affinity`` takes
 AFFINITIES = ("rbf", "polynomial", "linear", "nearest_neighbors", "precomputed")
@@ -97,6 +105,8 @@ def input_kernel(X: np.ndarray, affinity: str, gamma, degree: int, n_neighbors: 
         As :func:`affinity_matrix`, and naming ``X`` where the kernel overflows.
     """
     K = affinity_matrix(X, affinity, gamma, degree, n_neighbors)
+    if is_foreign(K):  # on its device: center raises naming the overflow
+        return center(K)
     with np.errstate(over="ignore", invalid="ignore"):
         Kc = center(K) if np.all(np.isfinite(K)) else K
     if not np.all(np.isfinite(Kc)):
@@ -140,9 +150,16 @@ def resolve_structure(n_clusters: int, structure):
     return G
 
 
-def top_factor(Q: np.ndarray, rank: int) -> np.ndarray:
+def top_factor(Q, rank: int) -> np.ndarray:
     r"""The factor :math:`Y = V_r \Lambda_r^{1/2}` of the top ``rank`` eigenpairs of the symmetric
-    ``Q`` (negative eigenvalues count as 0): the input of the rounding of an SDP solution."""
+    ``Q`` (negative eigenvalues count as 0): the input of the rounding of an SDP solution.  A Q of
+    another array API library is decomposed on its device, and only the ``n x rank`` factor is
+    copied to the host (the rounding runs on NumPy arrays)."""
+    if is_foreign(Q):
+        xp = namespace_of(Q)
+        w, V = xp.linalg.eigh(Q)
+        top = Q.shape[0] - min(rank, Q.shape[0])
+        return to_numpy(xp.flip(V[:, top:] * xp.sqrt(xp.maximum(w[top:], 0.0))[None, :], axis=1))
     w, V = np.linalg.eigh(Q)
     top = np.argsort(w)[::-1][:rank]
     return V[:, top] * np.sqrt(np.maximum(w[top], 0.0))
@@ -169,15 +186,32 @@ def known_labels(y, n_samples: int, n_clusters: int):
     return None if np.all(known < 0) else known
 
 
+def check_array_X(estimator, X, *, min_samples: int = 2):
+    """scikit-learn's ``validate_data`` for an ``X`` of another array API library, in its
+    namespace and on its device: a finite 2-D array of float32 or float64 (a ValueError or
+    TypeError naming ``X`` otherwise) with at least ``min_samples`` rows; sets
+    ``n_features_in_``.  Returns X itself, never a copy."""
+    check_data(X, "X", min_samples=min_samples)
+    estimator.n_features_in_ = int(X.shape[1])
+    if hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    return X
+
+
 class KernelClusterMixin(ClusterMixin, BaseEstimator):
     """Base of the kernel clustering estimators: the checks at the start of ``fit`` and the
     pairwise tag of ``affinity="precomputed"``."""
 
-    def _validated_data(self, X) -> np.ndarray:
+    def _validated_data(self, X, *, on_device: bool = False):
         """Check the parameters (``_parameter_constraints``) and X (``validate_data``, at least
-        two samples, at least as many as the estimator's ``_cluster_count()``); return X."""
+        two samples, at least as many as the estimator's ``_cluster_count()``); return X.  An X of
+        another array API library is checked on its device where ``on_device`` (the estimator then
+        checks that its settings run there) and refused otherwise."""
         check_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
-        X = check_X(self, X, ensure_min_samples=2)
+        if is_foreign(X) and on_device:
+            X = check_array_X(self, X)
+        else:
+            X = check_X(self, X, ensure_min_samples=2)
         n_clusters = self._cluster_count()
         if n_clusters > X.shape[0]:
             raise ValueError(f"n_clusters={n_clusters} must be at most the number of samples, {X.shape[0]}")

@@ -3,6 +3,13 @@
 Every function takes a data matrix ``X`` of shape ``(n_samples, n_features)`` (finite, at least two
 rows) and returns a dense symmetric ``n_samples x n_samples`` array.  :func:`affinity` dispatches on
 a name, in the manner of scikit-learn's ``SpectralClustering(affinity=...)``.
+
+Data of another library of the Python array API standard (a PyTorch tensor on a GPU) stay in their
+namespace and on their device: :func:`rbf`, :func:`polynomial`, :func:`linear`,
+:func:`median_distance` and :func:`center` compute there and return an array of that library
+(float32 data give a float32 kernel); :func:`knn_affinity` (scikit-learn's neighbour search),
+:func:`kernel_embedding` and :func:`kernel_kmeans` take NumPy arrays only, and
+:func:`knn_affinity` refuses such data with a TypeError.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel
 from sklearn.neighbors import kneighbors_graph
 from sklearn.preprocessing import KernelCenterer
 
+from . import _array_kernels
+from ._array_api import is_foreign, library, namespace_of
 from ._checks import (
     check_choice,
     check_data_matrix,
@@ -66,6 +75,8 @@ def median_distance(X) -> float:
     float
         :math:`\operatorname{median}_{i<j} \|a_i - a_j\|_2`.
     """
+    if is_foreign(X):
+        return _array_kernels.median_distance(X)
     X, e = _unit_scaled(check_data_matrix(X))
     median = float(np.ldexp(np.median(pdist(X, metric="euclidean")), e))
     if not np.isfinite(median):
@@ -101,6 +112,14 @@ def rbf(X, delta: float | None = None) -> np.ndarray:
         If ``delta`` is not a positive number, or ``delta=None`` and the median distance is 0
         (more than half of the pairs coincide).
     """
+    if is_foreign(X):
+        if delta is None:
+            delta = median_distance(X)
+            if delta <= 0:
+                raise ValueError("delta=None uses the median pairwise distance of X, which is 0; pass delta "
+                                 "explicitly")
+        check_positive(delta, "delta")
+        return _array_kernels.rbf(X, delta)
     X, e = _unit_scaled(check_data_matrix(X))
     if delta is None:
         delta = float(np.median(pdist(X, metric="euclidean")))
@@ -138,6 +157,8 @@ def polynomial(X, degree: int = 2) -> np.ndarray:
         Naming ``X`` (not a finite matrix of at least two rows, or so large that the kernel
         overflows float64) or ``degree``.
     """
+    if is_foreign(X):
+        return _array_kernels.polynomial(X, check_int_range(degree, "degree", 1))
     X = check_data_matrix(X)
     degree = check_int_range(degree, "degree", 1)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -163,6 +184,8 @@ def linear(X) -> np.ndarray:
         Naming ``X`` (not a finite matrix of at least two rows, or so large that the kernel
         overflows float64).
     """
+    if is_foreign(X):
+        return _array_kernels.linear(X)
     X = check_data_matrix(X)
     with np.errstate(over="ignore", invalid="ignore"):
         K = _symmetrize(linear_kernel(X))
@@ -190,7 +213,16 @@ def knn_affinity(X, n_neighbors: int = 10) -> np.ndarray:
     -------
     W : ndarray of shape (n_samples, n_samples)
         Dense symmetric affinity with unit diagonal.
+
+    Raises
+    ------
+    TypeError
+        For ``X`` of an array library other than NumPy: the neighbour search runs on NumPy arrays.
     """
+    if is_foreign(X):
+        raise TypeError(f"knn_affinity (affinity='nearest_neighbors') runs on NumPy arrays only and X is an array "
+                        f"of {library(namespace_of(X))}: the rbf, polynomial, linear and precomputed kernels are "
+                        "computed on X's device; or pass X as a NumPy array")
     X = check_data_matrix(X)
     n_neighbors = check_int_range(n_neighbors, "n_neighbors", 1, X.shape[0] - 1)
     X, _ = _unit_scaled(X)  # the same neighbours, with distances that neither overflow nor underflow
@@ -224,6 +256,8 @@ def center(K) -> np.ndarray:
         Naming ``K`` (not a square finite matrix, or so large that the centering overflows).
     """
     K = check_square_matrix(K, "K", symmetric=False)
+    if is_foreign(K):
+        return _array_kernels.center(K)
     with np.errstate(over="ignore", invalid="ignore"):
         Kc = _finite_kernel(KernelCenterer().fit_transform(K), "K", "centering")
     if np.array_equal(K, K.T):

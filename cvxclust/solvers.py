@@ -41,6 +41,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from ._array_api import dtype_unit_roundoff
 from ._progress import Progress, claim_call_start
 from ._deprecation import warn_deprecated
 from .linalg import blas_threads
@@ -329,9 +330,9 @@ class IterativeSolver:
         self._trust_residuals = True
         self._converged = self._certified = False
         scale = self.relaxation.objective_scale() if self.relaxation is not None else 0.0
-        # objectives below sqrt(eps) of the instance's scale are rounding errors: a floor there
-        # lets a zero optimum be certified (relative_gap)
-        self.gap_floor = float(np.sqrt(np.finfo(float).eps) * abs(scale))
+        # objectives below sqrt(eps) of the instance's scale, eps the unit roundoff of the solve's
+        # dtype, are rounding errors: a floor there lets a zero optimum be certified (relative_gap)
+        self.gap_floor = float(np.sqrt(self.unit_roundoff()) * abs(scale))
         self._last = None  # (certificate, objective, residuals) of the last check
         self._progress = Progress(self.method, self.tol, self.residual_tol, self.time_limit, self.verbose)
         try:
@@ -371,6 +372,19 @@ class IterativeSolver:
             dual_bound=self.bound if np.isfinite(self.bound) else None, history=self.history,
             extras=extras, gap_floor=self.gap_floor,
         )
+
+    def unit_roundoff(self) -> float:
+        """The unit roundoff of the solve's dtype, which scales the gap floor
+        (:attr:`Result.gap_floor`, ``sqrt(eps)`` times the relaxation's
+        :meth:`~cvxclust.Relaxation.objective_scale`): that of the relaxation's arrays
+        (``relaxation.arrays``, the namespace, device and dtype of its data) where it keeps them,
+        else that of the solver's ``dtype`` option where it takes one (:func:`cvxclust.solve`'s),
+        else float64's.  float32's is about 5e8 times float64's: its floor is about 2e4 times
+        higher, at the level where a float32 objective is rounding noise."""
+        arrays = getattr(self.relaxation, "arrays", None)
+        if arrays is not None:
+            return arrays.eps
+        return dtype_unit_roundoff(getattr(self, "dtype", None))
 
     def drive(self, state) -> None:
         """Run the iterations: :meth:`step` then :meth:`advance`, until :meth:`advance` says stop.

@@ -271,3 +271,15 @@ def test_psd_projector_on_a_foreign_array_is_numpy_s(library_name, n_negative):
     np.testing.assert_array_equal(to_numpy(x), M)
     with pytest.raises(ValueError, match=r"A must be 6 x 6 for this PSDProjector\(n=6\)"):
         projector(as_library(np.eye(3), library_name))
+
+
+@pytest.mark.parametrize("library_name", ["numpy", *FOREIGN])
+def test_frobenius_neither_underflows_nor_overflows(library_name):
+    from cvxclust._array_ops import frobenius
+
+    for value in (1e-160, 1e160, 1.0):
+        M = np.full((3, 3), value)
+        A = M if library_name == "numpy" else as_library(M, library_name)
+        with np.errstate(over="ignore"):  # NumPy's sum of squares overflows before the scaled one
+            assert frobenius(A) == pytest.approx(3 * value, rel=1e-14)
+    assert frobenius(np.zeros((0, 0))) == 0.0 and frobenius(np.array([[np.inf, 1.0]])) == np.inf

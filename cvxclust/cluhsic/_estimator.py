@@ -8,6 +8,8 @@ import numpy as np
 import networkx as nx
 from sklearn.utils import check_random_state
 
+from .._array_api import is_foreign, to_numpy
+from .._checks import refuse_array_X
 from .._deprecation import DEPRECATED, renamed_parameter
 from .._kernel_keywords import (
     check_solver_options,
@@ -198,6 +200,17 @@ class CLUHSIC(KernelClusterMixin):
     eigenvector and of other vectors of the top eigenspace, keeping the best objective (the
     paper's alone fails when symmetric solutions, e.g. a chain read both ways, are tied).
 
+    **Arrays on a device.**  X (or the precomputed kernel X) may be an array of another library of
+    the Python array API standard, a PyTorch tensor on a GPU say, with ``relaxation="sdp"`` and
+    method ``"auto"`` or ``"admm"``: the kernel is computed and centred on X's device (affinity
+    ``"rbf"``, ``"polynomial"``, ``"linear"`` or ``"precomputed"``), the SDP (5.23) is solved
+    there, and so is the certificate; ``result_.X`` stays there.  The rounding, the refinement and
+    the objective run on the host, on NumPy arrays: they take the top ``rank`` eigenvectors of the
+    solution (an ``m c x rank`` factor) and one copy of the centred ``m x m`` kernel, never an
+    ``m c x m c`` array.  ``labels_`` and ``output_kernel_`` are NumPy arrays, as scikit-learn's
+    labels are.  Every other relaxation or method, and ``affinity="nearest_neighbors"``, runs on
+    NumPy arrays only and is refused with a TypeError naming it (pass X as a NumPy array).
+
     References
     ----------
     W.-Y. Yang, J. T. Kwok, B.-L. Lu, "Spectral and Semidefinite Relaxations of the CLUHSIC
@@ -301,8 +314,14 @@ class CLUHSIC(KernelClusterMixin):
         ValueError or TypeError
             Naming the parameter, ``X`` or ``y``.
         """
-        X = self._validated_data(X)
+        X = self._validated_data(X, on_device=True)
         relaxation, method, normalization, refine_n_init = self._settings()
+        if is_foreign(X):
+            if relaxation != "sdp" or method not in ("auto", "admm"):
+                refuse_array_X(self, X, f"relaxation={relaxation!r} with method={method!r}")
+            if self.affinity == "nearest_neighbors":
+                refuse_array_X(self, X, "affinity='nearest_neighbors'")
+            y = to_numpy(y)  # the labels, on the host with the rounding
         options = check_solver_options("CLUHSIC", self.solver_options, _RESERVED)
         m = X.shape[0]
         A = self._output_kernel(self._cluster_count())
@@ -312,12 +331,14 @@ class CLUHSIC(KernelClusterMixin):
             raise ValueError("relaxation='spectral' cannot take known labels y; use relaxation=None, 'sdp' or "
                              "'lowrank'")
         with blas_threads(m):
-            K = input_kernel(X, self.affinity, self.gamma, self.degree, self.n_neighbors)
+            device_K = input_kernel(X, self.affinity, self.gamma, self.degree, self.n_neighbors)
+            K = to_numpy(device_K)  # the rounding, refinement and objective run on the host (NumPy: K itself)
             rng = check_random_state(self.random_state)
             if c == 1:
                 self.result_, labels = None, np.zeros(m, dtype=int)
             else:
-                self.result_, labels = self._solve(K, A, known, rng, relaxation, method, normalization, options)
+                self.result_, labels = self._solve(K, A, known, rng, relaxation, method, normalization, options,
+                                                   device_K)
             labels = np.asarray(labels, dtype=int)
             self.method_objective_ = self.objective_ = check_objective(
                 objective(K, A, partition_matrix(labels, c, normalization=normalization)))
@@ -326,7 +347,7 @@ class CLUHSIC(KernelClusterMixin):
                 self.objective_ = check_objective(objective(K, A, partition_matrix(labels, c,
                                                                                    normalization=normalization)))
             self.labels_ = labels
-            self.certificate_ = self._certificate(K, A, known, normalization)
+            self.certificate_ = self._certificate(device_K, A, known, normalization)
         self.output_kernel_ = A
         self.n_iter_ = 0 if self.result_ is None else self.result_.iterations
         return self
@@ -353,11 +374,12 @@ class CLUHSIC(KernelClusterMixin):
             return PartitionCertificate(False, self.objective_, reason="certify=False")
         return certify_partition(K, A, self.labels_, known=known)
 
-    def _solve(self, K, A, known, rng, relaxation, method, normalization, options):
-        """The method's result and the labels."""
+    def _solve(self, K, A, known, rng, relaxation, method, normalization, options, device_K):
+        """The method's result and the labels (the SDP solved with ``device_K``, the kernel on X's
+        device, which is K itself for a NumPy X)."""
         check_psd_kernel(K, self.affinity, relaxation, options)
         if relaxation == "sdp":
-            result = CLUHSICSDP(K, A, known=known).solve(method, **options)
+            result = CLUHSICSDP(device_K, A, known=known).solve(method, **options)
             return result, round_best(top_factor(result.X, self.rank), K, A, known=known, random_state=rng)[0]
         if relaxation == "lowrank":
             result = lowrank(K, A, rank=self.rank, bias=self.bias, known=known, random_state=rng, **options)

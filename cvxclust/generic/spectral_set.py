@@ -24,22 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._array_api import diagonal, eigh, namespace_of
+from .._array_ops import frobenius as frobenius_norm  # ||M||_F without underflow or overflow
 from ..linalg import PSDProjector, eigh_subset
 
 __all__ = ["SpectralSet", "centred", "frobenius_norm"]
-
-
-def frobenius_norm(M) -> float:
-    """``||M||_F`` without underflow or overflow: ``np.linalg.norm`` squares the entries, so that
-    entries below about 1e-154 give 0 (and a part along a recession direction would be taken for
-    rounding)."""
-    if not isinstance(M, (np.ndarray, float, int, np.generic)):  # an array of another library, on its device
-        xp = namespace_of(M)
-        largest = float(xp.max(xp.abs(M))) if M.shape[0] else 0.0
-        return largest * float(xp.linalg.vector_norm(M / largest)) if 0 < largest < np.inf else largest
-    M = np.asarray(M, dtype=float)
-    largest = float(np.abs(M).max(initial=0.0))
-    return largest * float(np.linalg.norm(M / largest)) if 0 < largest < np.inf else largest
 
 
 def centred(M: np.ndarray) -> np.ndarray:

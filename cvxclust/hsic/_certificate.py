@@ -15,6 +15,7 @@ import dataclasses
 
 import numpy as np
 
+from .._array_api import is_foreign
 from .._checks import check_labels
 from .._trace import partition_matrix, trace_objective
 from ._heuristic_base import check_kernels
@@ -56,18 +57,32 @@ class PartitionCertificate:
 def certify_partition(K: np.ndarray, A: np.ndarray, labels: np.ndarray, *, known=None,
                       **solver_options) -> PartitionCertificate:
     """Solve the SDP (5.23) (its ``"admm"`` solver with ``solver_options``; default ``tol=1e-3``)
-    and compare its certified upper bound with the partition's objective (2.4).
+    and compare its certified upper bound with the partition's objective (2.4).  A K of another
+    array API library (a PyTorch tensor on a GPU) is solved on its device (A and the labels are
+    NumPy arrays or arrays of K's library).
 
     Raises
     ------
     ValueError or TypeError
         Naming ``K``, ``A``, ``labels``, ``known`` or a solver option.
     """
-    K, A = check_kernels(K, A, method="certify_partition")
+    relaxation = CLUHSICSDP(K, A, known=known) if is_foreign(K) else None
+    if relaxation is None:
+        K, A = check_kernels(K, A, method="certify_partition")
+    else:  # K on its device, A on the host
+        K, A = relaxation.K, relaxation.A
+        if A.shape[0] < 2:
+            raise ValueError(f"A must be c x c with 2 <= c clusters, got shape {A.shape}")
     labels = check_labels(labels, K.shape[0], A.shape[0], name="labels")
-    value = trace_objective(K, A, partition_matrix(labels, A.shape[0], normalized=True))
+    P = partition_matrix(labels, A.shape[0], normalized=True)
+    if relaxation is None:
+        value = trace_objective(K, A, P)
+        relaxation = CLUHSICSDP(K, A, known=known)
+    else:  # tr(K P A P^T) on K's device
+        P = relaxation.arrays.asarray(P)
+        value = float(relaxation.arrays.xp.sum((K @ P) * (P @ relaxation.arrays.asarray(A))))
     options = {"tol": 1e-3, **solver_options}
-    result = CLUHSICSDP(K, A, known=known).solve("admm", **options)
+    result = relaxation.solve("admm", **options)
     bound = result.dual_bound
     if bound is None or not np.isfinite(bound):
         return PartitionCertificate(False, value, relaxation_status=result.status,

@@ -7,13 +7,16 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._checks import check_random_state, check_X
+from .._array_api import is_foreign, namespace_of, to_numpy
+from .._array_ops import top_eigenvectors
+from .._checks import check_random_state, check_X, refuse_array_X
 from .._deprecation import DEPRECATED, renamed_parameter
+from .._kernel_estimators import check_array_X
 from ..kernels import affinity, median_distance
 from ..linalg import blas_threads
 from ..parameters import Interval, Options, check_parameter, check_parameters
 from ..rounding import factor_embedding, round_embedding, round_labels
-from ._normalize import RELAXATIONS, check_method, normalize
+from ._normalize import RELAXATION_CLASSES, RELAXATIONS, check_method, normalize
 
 __all__ = ["SemidefiniteSpectralClustering"]
 
@@ -82,9 +85,9 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-        Cluster of each point.
+        Cluster of each point (a NumPy array, whatever the library of X).
     affinity_matrix_ : ndarray of shape (n_samples, n_samples)
-        The affinity K.
+        The affinity K (an array of X's library, on its device, for such an X).
     normalized_affinity_ : ndarray of shape (n_samples, n_samples) or None
         The normalized affinity; None when ``n_clusters=1``, and where the method returned the
         solution only as a factor (``result_.extras["factor"]``, see "Large n").
@@ -111,6 +114,18 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
     from the thin singular value decomposition of F (:func:`cvxclust.rounding.factor_embedding`:
     O(n r^2) operations for an n x r factor) instead of decomposing an n x n matrix, which at
     n = 10,000 would take minutes.
+
+    **Arrays on a device.**  X (or the precomputed affinity X) may be an array of another library
+    of the Python array API standard, a PyTorch tensor on a GPU say: the affinity (``"rbf"``,
+    ``"polynomial"`` or ``"precomputed"``) is computed on X's device, the normalization runs there
+    (the closed forms, the methods of ``"frobenius"`` and ``"frobenius-psd"`` that run on any
+    array library, :meth:`FrobeniusPSD.array_api_methods`, and ``"peng-wei"`` on a PyTorch device
+    through :func:`cvxclust.solve`), and so does the eigendecomposition of the spectral step, whose
+    ``n x n_clusters`` embedding alone goes to the host for the rounding (scikit-learn's k-means
+    and the discretization run on NumPy arrays).  ``affinity_matrix_``, ``normalized_affinity_``
+    and ``result_.X`` stay in X's library and on its device; ``labels_`` is a NumPy array, as
+    scikit-learn's labels are.  ``affinity="nearest_neighbors"`` and the methods that run on NumPy
+    arrays only are refused with a TypeError naming them (pass X as a NumPy array).
 
     References
     ----------
@@ -212,7 +227,7 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         self
         """
         params = self._checked_params()
-        X = check_X(self, X, ensure_min_samples=2)
+        X = self._array_X(X, params) if is_foreign(X) else check_X(self, X, ensure_min_samples=2)
         n = X.shape[0]
         n_clusters = check_parameter("n_clusters", params["n_clusters"],
                                         [Interval(Integral, 1, n, closed="both")], type(self).__name__)
@@ -232,6 +247,17 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         self.objective_ = None if self.result_ is None else self.result_.objective
         return self
 
+    def _array_X(self, X, params):
+        """An X of another array API library, checked on its device where the settings run there,
+        refused with a TypeError naming the setting where they do not."""
+        if params["affinity"] == "nearest_neighbors":
+            refuse_array_X(self, X, "affinity='nearest_neighbors'")
+        cls = RELAXATION_CLASSES.get(params["relaxation"])
+        on_device = getattr(cls, "array_api_methods", None)  # PengWei checks its K's library itself
+        if on_device is not None and params["method"] not in ("auto", *on_device()):
+            refuse_array_X(self, X, f"method={params['method']!r} of relaxation={params['relaxation']!r}")
+        return check_array_X(self, X)
+
     def _spectral_step(self, n_clusters: int, params) -> np.ndarray:
         """Labels from the top ``n_clusters`` eigenvectors of the normalized affinity, taken from
         the factor F of a solution given as ``X = F F^T`` (``result_.extras["factor"]``) where there
@@ -239,12 +265,16 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
         rounding = {"method": params["assign_labels"], "n_init": params["n_init"],
                     "random_state": check_random_state(params["random_state"])}
         factor = None if self.result_ is None else self.result_.extras.get("factor")
-        if factor is not None:
-            return round_embedding(factor_embedding(factor, n_clusters), n_clusters, **rounding)
-        if self.normalized_affinity_ is None:
+        if factor is not None:  # an n x r factor: to the host, for its thin SVD
+            return round_embedding(factor_embedding(to_numpy(factor), n_clusters), n_clusters, **rounding)
+        K_hat = self.normalized_affinity_
+        if K_hat is None:
             raise RuntimeError(f"the method {self.result_.method!r} returned neither the normalized affinity nor "
                                "a factor of it")
-        return round_labels(self.normalized_affinity_, n_clusters, **rounding)
+        if is_foreign(K_hat):  # decomposed on its device: the n x n_clusters embedding alone goes to the host
+            V = to_numpy(top_eigenvectors(K_hat, n_clusters, namespace_of(K_hat)))
+            return round_embedding(V, n_clusters, **rounding)
+        return round_labels(K_hat, n_clusters, **rounding)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -156,7 +156,6 @@ def test_methods_on_numpy_only_are_refused_on_a_foreign_kernel(method):
     (lambda K, A: greedy(K, A), "greedy"),
     (lambda K, A: spectral(K, A), "spectral"),
     (lambda K, A: refine(K, A, np.arange(8) % 2), "refine"),
-    (lambda K, A: certify_partition(K, A, np.arange(8) % 2), "certify_partition"),
     (lambda K, A: lowrank(K, A), "lowrank"),
 ])
 def test_scipy_only_methods_refuse_a_foreign_kernel_naming_the_method(call, method):

@@ -142,3 +142,20 @@ def test_normalize_keeps_a_foreign_k_in_its_library(library, relaxation, options
     assert library_of(K_hat) == library
     np.testing.assert_allclose(to_numpy(K_hat), normalize(K, relaxation, **options), atol=1e-10)
     np.testing.assert_array_equal(to_numpy(K_foreign), K)
+
+
+@pytest.mark.parametrize("library", FOREIGN)
+def test_the_gap_floor_is_scaled_by_the_unit_roundoff_of_the_solves_dtype(library):
+    # a doubly stochastic p.s.d. K, perturbed: the optimum is about 1e-6 of the instance's scale,
+    # where a float32 objective is rounding noise; float64's floor would leave it uncertified
+    n = 20
+    K = np.kron(np.eye(2), np.full((n // 2, n // 2), 2.0 / n))
+    noise = 1e-4 * np.random.default_rng(0).standard_normal((n, n))
+    K += (noise + noise.T) / 2
+    relaxation = FrobeniusDS(as_library(K, library, dtype="float32"))
+    result = relaxation.solve("dual-newton", tol=1e-2, max_iter=200)
+    assert result.gap_floor == pytest.approx(np.sqrt(np.finfo(np.float32).eps) * relaxation.objective_scale())
+    assert result.status == "optimal" and result.relative_gap <= 1e-2
+    float64 = FrobeniusDS(K).solve("dual-newton", tol=1e-2)
+    assert float64.gap_floor == pytest.approx(np.sqrt(np.finfo(np.float64).eps) * FrobeniusDS(K).objective_scale())
+    assert result.objective == pytest.approx(float64.objective, abs=1e-6 * relaxation.objective_scale())

@@ -50,3 +50,12 @@ def test_refusals_name_the_argument_or_the_method(kernel):
     strict = pytest.importorskip("array_api_strict")
     with pytest.raises(TypeError, match="PengWei K of array_api_strict"):
         PengWei(strict.asarray(kernel), 3).solve()
+
+
+def test_a_float32_kernel_has_float32_s_gap_floor(kernel):
+    # cvxclust.solve takes the dtype from K: the gap floor is sqrt(eps) of float32 times the scale
+    reference = PengWei(as_library(kernel, "torch"), 3).solve(tol=1e-2, max_iter=50)
+    result = PengWei(as_library(kernel, "torch", dtype="float32"), 3).solve(tol=1e-2, max_iter=50)
+    assert result.X.dtype == torch.float32
+    ratio = np.sqrt(np.finfo(np.float32).eps / np.finfo(np.float64).eps)
+    assert result.gap_floor == pytest.approx(ratio * reference.gap_floor, rel=1e-6)
