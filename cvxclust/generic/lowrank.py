@@ -199,9 +199,10 @@ class LowRank(IterativeSolver):
             rank = min(n, max(8, math.ceil(1.5 * n ** (1 / 3))))
         max_rank = self.max_rank or n
         rank = min(rank, max_rank)
-        # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies
-        check_memory(30 * 8 * n * rank, f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)",
-                     "give a smaller rank")
+        oblique = kind.diagonal is not None and not form.m and not kind.nonnegative
+        # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies (12 where oblique)
+        check_memory((12 if oblique else 30) * 8 * n * rank,
+                     f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)", "give a smaller rank")
         rng = np.random.default_rng(self.random_state)
         W = rng.standard_normal((n, rank))
         if kind.nonnegative:
@@ -212,7 +213,7 @@ class LowRank(IterativeSolver):
         cost_norm = form.cost.frobenius_norm()
         state = LowRankState(form=form, kind=kind, rows=rows, W=W, y=np.zeros(form.m), penalty=1.0, gtol=np.inf,
                              max_rank=max_rank, cost_norm=cost_norm, rng=rng, matmul=_product(form.cost),
-                             oblique=kind.diagonal is not None and not form.m and not kind.nonnegative)
+                             oblique=oblique)
         V = self._factor(state, W)[0]
         r = rows.apply(V) - form.lo
         if self.penalty is not None:
