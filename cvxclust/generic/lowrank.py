@@ -32,7 +32,9 @@ on the factor, whose multiplier is well defined, and the point is moved onto it 
 **A fixed diagonal alone** (max-cut: no rows, no ``X >= 0``) needs no augmented Lagrangian: the
 factor's rows lie on spheres, and an iteration is one run of a Riemannian gradient method there
 (:mod:`cvxclust.generic.lowrank_oblique`) to a gradient tolerance that falls tenfold per
-iteration, from ``1e-2`` to ``1e-2 tol`` of the gradient's scale ``|<C, V V^T>| / sqrt(tau)``.
+iteration, from ``1e-2`` to ``1e-2 tol`` of the gradient's scale ``|<C, V V^T>| / sqrt(tau)``;
+after a check it is the gradient reached times ``tol`` over twice the gap (the gap falling about as
+the gradient), between a tenth and a half of it.
 
 **The rank** starts at ``rank`` (by default ``min(n, max(8, ceil(tau) + 2))`` for a trace row,
 ``min(n, max(8, ceil(1.5 n^(1/3))))`` for a fixed diagonal alone, about the rank max-cut's
@@ -334,7 +336,8 @@ class LowRank(IterativeSolver):
     def _oblique_step(self, state) -> dict:
         """One run of the Riemannian inner solver (:mod:`cvxclust.generic.lowrank_oblique`) to a
         gradient tolerance relative to the gradient's scale ``|<C, V V^T>| / sqrt(tau)`` that falls
-        tenfold from one iteration to the next, from a hundredth to a hundredth of ``tol``."""
+        tenfold from one iteration to the next, from a hundredth to a hundredth of ``tol`` (after a
+        check, as :meth:`certify` sets it from the gap)."""
         if not np.isfinite(state.gtol):
             state.gtol = 1e-2
         if state.value is None:
