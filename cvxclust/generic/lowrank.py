@@ -40,7 +40,9 @@ on the factor, whose multiplier is well defined, and the point is moved onto it 
 **A fixed diagonal alone** (max-cut: no rows, no ``X >= 0``) needs no augmented Lagrangian: the
 factor's rows lie on spheres, and an iteration is one run of a Riemannian gradient method there
 (:mod:`cvxclust.generic.lowrank_oblique`) to a gradient tolerance that falls tenfold per
-iteration, from ``1e-2`` to ``1e-2 tol`` of the gradient's scale ``|<C, V V^T>| / sqrt(tau)``.
+iteration, from ``1e-2`` to ``1e-2 tol`` of the gradient's scale ``|<C, V V^T>| / sqrt(tau)``;
+after a check it is the gradient reached times ``tol`` over twice the gap (the gap falling about as
+the gradient), between a tenth and a half of it.
 
 **The rank** starts at ``rank`` (by default ``min(n, max(8, ceil(tau) + 2))`` for a trace row,
 ``min(n, max(8, ceil(1.5 n^(1/3))))`` for a fixed diagonal alone, about the rank max-cut's
@@ -215,9 +217,10 @@ class LowRank(LowRankChecks, IterativeSolver):
             rank = min(n, max(8, math.ceil(1.5 * n ** (1 / 3))))
         max_rank = self.max_rank or n
         rank = min(rank, max_rank)
-        # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies
-        check_memory(30 * 8 * n * rank, f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)",
-                     "give a smaller rank")
+        oblique = kind.diagonal is not None and not form.m and not kind.nonnegative
+        # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies (12 where oblique)
+        check_memory((12 if oblique else 30) * 8 * n * rank,
+                     f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)", "give a smaller rank")
         rng = np.random.default_rng(self.random_state)
         W = rng.standard_normal((n, rank))
         if kind.nonnegative:
@@ -228,7 +231,7 @@ class LowRank(LowRankChecks, IterativeSolver):
         cost_norm = form.cost.frobenius_norm()
         state = LowRankState(form=form, kind=kind, rows=rows, W=W, y=np.zeros(form.m), penalty=1.0, gtol=np.inf,
                              max_rank=max_rank, cost_norm=cost_norm, rng=rng, matmul=_product(form.cost),
-                             oblique=kind.diagonal is not None and not form.m and not kind.nonnegative)
+                             oblique=oblique)
         V = self._factor(state, W)[0]
         r = np.concatenate([violation(rows.apply(V), form.lo, form.hi)] +
                            ([violation(np.einsum("ij,ij->i", V, V), *kind.box)] if kind.box is not None else []))
@@ -366,7 +369,8 @@ class LowRank(LowRankChecks, IterativeSolver):
     def _oblique_step(self, state) -> dict:
         """One run of the Riemannian inner solver (:mod:`cvxclust.generic.lowrank_oblique`) to a
         gradient tolerance relative to the gradient's scale ``|<C, V V^T>| / sqrt(tau)`` that falls
-        tenfold from one iteration to the next, from a hundredth to a hundredth of ``tol``."""
+        tenfold from one iteration to the next, from a hundredth to a hundredth of ``tol`` (after a
+        check, as :meth:`certify` sets it from the gap)."""
         if not np.isfinite(state.gtol):
             state.gtol = 1e-2
         if state.value is None:

@@ -115,8 +115,10 @@ class LowRankChecks:
         value = abs(form.cost.inner_factor(V)) if state.value is None else state.value
         accuracy = 1e-3 * self.tol * max(value, self.gap_floor, _TINY) / max(kind.tau * S.norm_bound(state.cost_norm),
                                                                             _TINY)
+        # on the sphere's product: Lanczos aimed at a Ritz residual costing a twentieth of tol in the bound
+        aim = 0.05 * self.tol * max(value, self.gap_floor, _TINY) / kind.tau if state.oblique else None
         found = slack_bound(S, constant, kind.tau, state.cost_norm, random_state=state.rng, start=state.start_vector,
-                            tol=float(np.clip(accuracy, 1e-12, 1e-3)))
+                            tol=float(np.clip(accuracy, 1e-12, 1e-3)), residual=aim)
         state.eigsh += 1
         state.lanczos_matvecs += found["products"]
         return found
@@ -133,6 +135,10 @@ class LowRankChecks:
             if moved["bound"] > found["bound"]:
                 found = moved
         state.lambda_min = found["lambda_min"]
+        if state.oblique:  # the next gradient tolerance below the last as the gap is above tol (gap ~ gradient)
+            gap = kind.tau * max(-found["lambda_min"], 0.0) / max(state.value, self.gap_floor, _TINY)
+            ratio = float(np.clip(0.5 * self.tol / max(gap, _TINY), 0.1, 0.5))
+            state.gtol = max(1e-2 * self.tol, ratio * state.gradient_reached)
         state.start_vector = found["vector"]
         minimum = found["bound"] + form.constant
         fresh = minimum if form.sense == "minimize" else -minimum

@@ -65,16 +65,21 @@ class ObliqueRun:
     products: int
 
 
-def retract(V: np.ndarray, sqrt_d: np.ndarray) -> np.ndarray:
-    """V with each row scaled to the norm ``sqrt_d`` (a zero row stays zero)."""
+def retract(V: np.ndarray, sqrt_d: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """V with each row scaled to the norm ``sqrt_d`` (a zero row stays zero), into ``out`` where
+    given (which may be V itself)."""
     norms = np.sqrt(np.einsum("ij,ij->i", V, V))
-    return V * (sqrt_d / np.maximum(norms, _TINY))[:, None]
+    return np.multiply(V, (sqrt_d / np.maximum(norms, _TINY))[:, None], out=out)
 
 
-def _gradient(V: np.ndarray, CV: np.ndarray, inv_d: np.ndarray) -> np.ndarray:
-    """``2 (C V - Diag(w) V)``, ``w_i = (C V)_i . v_i / d_i`` (0 where ``d_i = 0``)."""
+def _gradient(V: np.ndarray, CV: np.ndarray, inv_d: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``2 (C V - Diag(w) V)``, ``w_i = (C V)_i . v_i / d_i`` (0 where ``d_i = 0``), into ``out``
+    where given."""
     w = np.einsum("ij,ij->i", CV, V) * inv_d
-    return 2.0 * (CV - w[:, None] * V)
+    out = np.multiply(V, w[:, None], out=out)
+    np.subtract(CV, out, out=out)
+    out *= 2.0
+    return out
 
 
 def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, max_iter: int,
@@ -99,10 +104,17 @@ def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, m
     Returns
     -------
     ObliqueRun
+
+    Notes
+    -----
+    The iterates and gradients live in two pairs of buffers swapped at each step, with one more
+    for ``s = V_+ - V`` and then ``y = G_+ - G`` (no array of the factor's size is allocated
+    within the loop but the products).
     """
     d = sqrt_d ** 2
     inv_d = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)
-    V = retract(V, sqrt_d)
+    V = retract(np.asarray(V, dtype=float), sqrt_d)
+    trial, G_trial, work = np.empty_like(V), np.empty_like(V), np.empty_like(V)
     CV = matmul(V)
     value = float(np.vdot(V, CV))
     G = _gradient(V, CV, inv_d)
@@ -112,7 +124,9 @@ def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, m
     step = 0.1 * float(np.linalg.norm(V)) / max(np.sqrt(g2), _TINY)
     while iterations < max_iter and np.sqrt(g2) > gtol and time.perf_counter() < deadline:
         for _ in range(_MAX_BACKTRACKS):
-            trial = retract(V - step * G, sqrt_d)
+            np.multiply(G, -step, out=trial)
+            trial += V
+            retract(trial, sqrt_d, out=trial)
             C_trial = matmul(trial)
             products += 1
             trial_value = float(np.vdot(trial, C_trial))
@@ -121,14 +135,17 @@ def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, m
             step *= _BACKTRACK
         else:  # no decrease at a step near rounding: V is as stationary as the arithmetic allows
             break
-        G_trial = _gradient(trial, C_trial, inv_d)
-        s, y = trial - V, G_trial - G
-        sy = abs(float(np.vdot(s, y)))
+        _gradient(trial, C_trial, inv_d, out=G_trial)
+        g2_trial = float(np.vdot(G_trial, G_trial))
+        # s.s, s.y, y.y with s = trial - V, y = G_trial - G, each written in turn into one buffer
+        s_ = np.subtract(trial, V, out=work)
+        ss = float(np.vdot(s_, s_))
+        y_ = np.subtract(G_trial, G, out=work)
+        sy, yy = abs(float(np.vdot(trial, y_)) - float(np.vdot(V, y_))), float(np.vdot(y_, y_))
         iterations += 1
-        V, CV, G, value = trial, C_trial, G_trial, trial_value
-        g2 = float(np.vdot(G, G))
+        V, trial, CV, G, G_trial, value, g2 = trial, V, C_trial, G_trial, G, trial_value, g2_trial
         if sy > 0:  # the two Barzilai-Borwein lengths in turn
-            step = float(np.vdot(s, s)) / sy if iterations % 2 else sy / max(float(np.vdot(y, y)), _TINY)
+            step = ss / sy if iterations % 2 else sy / max(yy, _TINY)
         reference = (_ETA * weight * reference + value) / (_ETA * weight + 1.0)
         weight = _ETA * weight + 1.0
     return ObliqueRun(V=V, value=value, grad_norm=float(np.sqrt(g2)), iterations=iterations, products=products)

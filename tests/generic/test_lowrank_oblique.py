@@ -1,0 +1,107 @@
+"""The fixed-diagonal path of the low-rank method (max-cut): the Riemannian descent on the
+sphere's product (:mod:`cvxclust.generic.lowrank_oblique`) and the smallest eigenvalue of the
+certificate aimed at a Ritz residual (:func:`cvxclust.generic.lowrank_certificate.smallest_eigenvalue`),
+at orders above the one where the slack is written out, so that Lanczos runs."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import cvxclust
+from cvxclust import problem_classes as pc
+from cvxclust.generic import CvxpyRelaxation
+from cvxclust.generic.factor_rows import FactorRows
+from cvxclust.generic.lowrank_certificate import DENSE_ORDER, SlackOperator, slack_bound, smallest_eigenvalue
+from cvxclust.generic.lowrank_oblique import oblique_descent
+
+N = 100  # above DENSE_ORDER: the slack's smallest eigenvalue comes from Lanczos
+
+
+def _slack(seed, gtol=1e-1):
+    """The slack ``C - Diag(w)`` of a max-cut SDP at the stationarity multipliers of a factor of
+    rank 3 descended to ``gtol`` (its smallest eigenvalue negative, as at a check), and C written out."""
+    form = CvxpyRelaxation(pc.max_cut(pc.random_graph(N, 6, random_state=seed))).standard_form()
+    rng = np.random.default_rng(seed)
+    V = oblique_descent(form.cost.matmul, rng.standard_normal((N, 3)), np.ones(N), gtol=gtol, max_iter=10_000).V
+    w = np.einsum("ij,ij->i", form.cost.matmul(V), V)
+    S = SlackOperator(form.cost, FactorRows(form.rows), np.zeros(form.m), w)
+    return S, S @ np.eye(N), form.cost.frobenius_norm()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_aimed_residual_is_met_and_the_bound_stays_below_the_smallest_eigenvalue(seed):
+    """Lanczos aimed at a Ritz residual meets it (or a twentieth of ``|theta|`` where larger),
+    cold or warm started, and ``theta - residual`` less the rounding allowance is below the true
+    smallest eigenvalue."""
+    assert N > DENSE_ORDER
+    S, dense, cost_norm = _slack(seed)
+    exact = np.linalg.eigvalsh((dense + dense.T) / 2)[0]
+    assert exact < -1e-3  # a clearly indefinite slack, as where the rank must grow
+    aim = 1e-6
+    theta, u, residual = smallest_eigenvalue(S, random_state=seed, residual=aim)
+    assert residual <= max(aim, 0.05 * abs(theta)) and theta - residual <= exact
+    assert abs(theta - exact) <= residual
+    np.testing.assert_allclose(residual, np.linalg.norm(dense @ u - theta * u), rtol=1e-6, atol=1e-14)
+    # warm started from a nearby slack's eigenvector, as at the next check
+    nearby = SlackOperator(S.cost, S.rows, S.y, S.w * (1 + 1e-3))
+    theta_w, _, residual_w = smallest_eigenvalue(nearby, random_state=seed, start=u, residual=aim)
+    exact_w = np.linalg.eigvalsh((nearby @ np.eye(N)))[0]
+    assert residual_w <= max(aim, 0.05 * abs(theta_w)) and theta_w - residual_w <= exact_w
+    found = slack_bound(S, 0.0, float(N), cost_norm, random_state=seed, residual=aim)
+    assert found["lambda_min"] <= exact and found["ritz_residual"] <= max(aim, 0.05 * abs(exact) * 1.01)
+    # an aim above a twentieth of |theta| is what is met
+    theta, _, residual = smallest_eigenvalue(S, random_state=seed, residual=0.5 * abs(exact))
+    assert residual <= 0.5 * abs(exact) and theta - residual <= exact
+
+
+def test_aimed_residual_spends_fewer_products_than_a_tight_tolerance():
+    """A loose aim stops Lanczos early (the bound keeps the residual), a tight ARPACK tolerance
+    runs on: the aim is what bounds the products."""
+    S, dense, _ = _slack(3)
+    exact = np.linalg.eigvalsh((dense + dense.T) / 2)[0]
+    S.products = 0
+    theta, _, residual = smallest_eigenvalue(S, random_state=0, tol=1e-12)
+    tight = S.products
+    S.products = 0
+    theta_aim, _, residual_aim = smallest_eigenvalue(S, random_state=0, residual=1e-3 * abs(exact))
+    assert S.products < tight
+    assert theta_aim - residual_aim <= exact and residual_aim <= 0.05 * abs(theta_aim)
+
+
+def test_max_cut_by_lanczos_agrees_with_alm():
+    """Max-cut above the dense order (the certificate by Lanczos aimed at its residual, the
+    gradient tolerance from the last gap): certified optimal, within tol of the optimum that the
+    dense method ``alm`` certifies (Clarabel takes about a minute at this order)."""
+    problem = pc.max_cut(pc.random_graph(N, 6, random_state=4))
+    reference = cvxclust.solve(problem, method="alm", tol=1e-9, residual_tol=1e-9)
+    assert reference.status == "optimal"
+    tol = 1e-6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = cvxclust.solve(problem, method="lowrank", tol=tol, residual_tol=1e-9)
+    assert result.status == "optimal" and result.relative_gap <= tol
+    assert abs(result.objective - reference.objective) <= 2 * tol * abs(reference.objective)
+    # each certificate is valid: the lowrank bound is above the (maximised) optimum, alm's below
+    assert result.dual_bound >= reference.objective - 1e-9 * abs(reference.objective)
+    assert reference.dual_bound >= result.objective - 1e-9 * abs(reference.objective)
+    checked = [row for row in result.history if "lambda_min" in row]
+    assert checked and result.extras["eigsh"] == len(checked)
+
+
+def test_memory_check_counts_the_copies_of_the_descent_on_the_spheres(monkeypatch):
+    """On the sphere's product no L-BFGS-B pairs are held: the factor's memory is checked for
+    12 copies (the descent's iterates, gradients, products and work), not L-BFGS-B's 30."""
+    from cvxclust import _memory
+
+    problem = pc.max_cut(pc.random_graph(40, 5, random_state=3))
+    copies = 8 * 40 * 8  # bytes of one factor of rank 8
+    monkeypatch.setattr(_memory, "available_bytes", lambda: 20 * copies)
+    result = cvxclust.solve(problem, method="lowrank", rank=8, max_rank=8, tol=1e-6)
+    assert result.status == "optimal"
+    monkeypatch.setattr(_memory, "available_bytes", lambda: 10 * copies)
+    with pytest.raises(ValueError, match=r"method='lowrank' at rank 8 .* needs .* give a smaller rank"):
+        cvxclust.solve(problem, method="lowrank", rank=8)
