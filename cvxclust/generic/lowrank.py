@@ -84,6 +84,7 @@ from ..parameters import Interval
 from ..solvers import POSITIVE, Certificate, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
 from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
+from .lowrank_cost import compress_cost
 from .lowrank_form import LowRankForm, lowrank_form, trace_shift
 from .lowrank_oblique import oblique_descent
 
@@ -181,7 +182,9 @@ class LowRank(IterativeSolver):
 
     # -- set-up ---------------------------------------------------------------------------------
     def init_state(self):
+        # a dense cost of numerically low rank as a low-rank part, its error bound in the certificate
         form = self.relaxation.standard_form()
+        form = dataclasses.replace(form, cost=compress_cost(form.cost))
         kind = lowrank_form(form)
         n = form.n
         for name in ("rank", "max_rank"):
