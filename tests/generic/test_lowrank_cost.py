@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from clarabel_checks import REFERENCE_ACCURACY, check_bound_side, clarabel_solution
 
 import cvxclust
@@ -60,29 +59,6 @@ def test_full_rank_cost_is_kept_dense(name):
         D = _low_rank_plus_noise(60, 8, 0.0, 1)  # rank 8 > 60 // 8
     cost = Cost(60, dense=D, ones=0.5)
     assert compress_cost(cost) is cost and cost.error == 0.0
-
-
-def test_operations_with_a_low_rank_part_match_the_dense_matrix():
-    n, rng = 23, np.random.default_rng(2)
-    D = rng.standard_normal((n, n))
-    S = sp.random(n, n, density=0.2, random_state=2)
-    U, s = np.linalg.qr(rng.standard_normal((n, 3)))[0], np.array([2.0, -1.0, 0.5])
-    D, S, w = D + D.T, (S + S.T).tocsr(), -0.3
-    for parts in ({"lowrank": (U, s)}, {"dense": D, "sparse": S, "ones": w, "lowrank": (U, s)},
-                  {"sparse": S, "ones": w, "lowrank": (U, s)}):
-        cost = Cost(n, **parts)
-        C = (U * s) @ U.T + (D if "dense" in parts else 0) + (S.toarray() if "sparse" in parts else 0)
-        C = C + parts.get("ones", 0.0)
-        V = rng.standard_normal((n, 4))
-        X = V @ V.T
-        np.testing.assert_allclose(cost.matmul(V), C @ V, atol=1e-12)
-        np.testing.assert_allclose(cost @ V[:, 0], C @ V[:, 0], atol=1e-12)
-        np.testing.assert_allclose(cost.diagonal(), np.diagonal(C), atol=1e-12)
-        np.testing.assert_allclose(cost.dense(), C, atol=1e-12)
-        assert cost.frobenius_norm() == pytest.approx(np.linalg.norm(C), rel=1e-12)
-        assert cost.inner_factor(V) == pytest.approx(np.trace(V.T @ C @ V), rel=1e-12)
-        assert cost.inner(X) == pytest.approx(np.vdot(C, X), rel=1e-12)
-        assert not cost.is_dense and cost.nbytes >= U.nbytes and cost.error == 0.0
 
 
 def _kmeans_problem():
