@@ -12,9 +12,10 @@ where a low-rank part ``Q M Q^T`` (Q of shape ``(n, k)``) costs ``O(n k r)``.
    of doubling width, each one's part outside the range found so far both the test (the
    estimate ``10 sqrt(2/pi) max_i ||(I - P) D w_i||`` of their section 4.3) and the next
    directions.  It stops when the estimate is below ``rtol ||D||_F``, when the rank would pass
-   ``max_rank`` (default ``min(n / 8, 200)``), or when a doubling of the width did not lower the
-   estimate tenfold (a spectrum that decays too slowly to reach ``rtol`` within the cap): a cost
-   that is not of low rank costs a few thin products and is kept dense.
+   ``max_rank`` (default ``min(n / 8, 200)``), or when, from a width of 32 on, a doubling of the
+   width did not lower the estimate tenfold (a spectrum that decays too slowly to reach ``rtol``
+   within the cap): a cost whose spectrum decays slowly costs products with 64 columns and is
+   kept dense.
 2. **The part**: ``M = Q^T D Q = W diag(s) W^T`` and ``U = Q W``, the eigenvalues of M whose
    squares sum to at most a tenth of the allowance dropped.
 3. **The bound**, exact rather than estimated: with ``P = Q Q^T``,
@@ -47,6 +48,8 @@ RTOL = 1e-10
 _EPS = np.finfo(float).eps
 #: Halko, Martinsson and Tropp's factor of the posterior estimate (failure probability 10^-width)
 _ESTIMATE = 10.0 * math.sqrt(2.0 / math.pi)
+#: the width of the range from which a doubling must lower the estimate tenfold
+_SLOW_FROM = 32
 #: rows per block in the exact bound (a block of 8 n bytes times this)
 _BLOCK_BYTES = 64 * 2 ** 20
 
@@ -70,7 +73,7 @@ def _range(D: np.ndarray, rtol: float, max_rank: int, norm: float, rng) -> np.nd
         estimate = _ESTIMATE * float(np.linalg.norm(R, axis=0).max())
         if estimate <= rtol * norm:
             return Q
-        if Q.shape[1] + width > max_rank or estimate > 0.1 * last:
+        if Q.shape[1] + width > max_rank or (Q.shape[1] >= _SLOW_FROM and estimate > 0.1 * last):
             return None
         last = estimate
         Qb = np.linalg.qr(_orthonormal_complement(np.linalg.qr(R)[0], Q))[0]

@@ -103,3 +103,12 @@ def test_certificate_is_lowered_by_the_compression_error():
         check_bound_side(problem, -(bounds[error] + form.constant), optimum)
     big = 1e-3 * abs(optimum)
     assert bounds[big] == pytest.approx(bounds[0.0] - kind.tau * big, rel=1e-12)
+
+
+def test_rank_beyond_the_first_block_is_found():
+    """A rank above the first Gaussian block (16) and below the cap (200 // 8 = 25): the second
+    block finds the rest of the range, however little the first lowered the estimate."""
+    L = np.random.default_rng(5).standard_normal((200, 20))  # 20 eigenvalues of one size
+    D = L @ L.T
+    U, s, error = low_rank_part(D)
+    assert s.size == 20 and np.linalg.norm(D - (U * s) @ U.T) <= error
