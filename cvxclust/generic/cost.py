@@ -1,11 +1,18 @@
-r"""The linear coefficient of the standard form as an operator: ``C = D + S + w 11^T``.
+r"""The linear coefficient of the standard form as an operator: ``C = D + S + w 11^T + U diag(s) U^T``.
 
 A cost read from a cvxpy statement is a sum of a dense part ``D`` (a kernel, a distance matrix),
-a sparse part ``S`` (a graph's Laplacian, kept as ``scipy.sparse``) and a multiple ``w`` of the
-all-ones matrix (``sum(X)``), each symmetric.  The dense methods take ``C`` as one dense matrix
-(:meth:`Cost.dense`); the low-rank methods need only its products with thin matrices
-(:meth:`Cost.matmul`), its diagonal and its norm, which cost what the parts hold: ``O(nnz r)``
-for a sparse graph's Laplacian, never an ``n x n`` array that the statement does not have.
+a sparse part ``S`` (a graph's Laplacian, kept as ``scipy.sparse``), a multiple ``w`` of the
+all-ones matrix (``sum(X)``) and a low-rank part ``U diag(s) U^T`` (U of shape ``(n, r)``; a
+dense part compressed by :func:`cvxclust.generic.lowrank_cost.compress_cost`), each symmetric.
+The dense methods take ``C`` as one dense matrix (:meth:`Cost.dense`); the low-rank methods need
+only its products with thin matrices (:meth:`Cost.matmul`), its diagonal and its norm, which cost
+what the parts hold: ``O(nnz r)`` for a sparse graph's Laplacian, ``O(n r r')`` for a low-rank
+part, never an ``n x n`` array that the statement does not have.
+
+``Cost.error`` bounds the spectral norm of the difference between the coefficient of the problem
+and the one these parts stand for (zero unless a dense part was replaced by a low-rank one): a
+bound on the optimum computed from the parts is lowered by ``error * tr X`` to hold for the
+problem's own coefficient.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ __all__ = ["Cost"]
 
 
 class Cost:
-    """``C = dense + sparse + ones * 11^T`` of order ``n`` (each part symmetric, any may be absent).
+    """``C = dense + sparse + ones * 11^T + U diag(s) U^T`` of order ``n`` (each part symmetric, any
+    may be absent).
 
     Parameters
     ----------
@@ -29,13 +37,23 @@ class Cost:
         Symmetric sparse part (held as CSR).
     ones : float
         Weight of the all-ones matrix.
+    lowrank : tuple of ndarray, optional
+        ``(U, s)``, U of shape ``(n, r)`` and s of shape ``(r,)``: the part ``U diag(s) U^T``
+        (held, not copied).
+    error : float
+        A bound on the spectral norm of the coefficient the parts stand for less their sum
+        (module docstring); 0 where they are exact.
     """
 
-    def __init__(self, n: int, dense: np.ndarray | None = None, sparse=None, ones: float = 0.0):
+    def __init__(self, n: int, dense: np.ndarray | None = None, sparse=None, ones: float = 0.0,
+                 lowrank: tuple | None = None, error: float = 0.0):
         self.n = int(n)
         self.dense_part = dense
         self.sparse_part = None if sparse is None else sp.csr_matrix(sparse)
         self.ones = float(ones)
+        self.lowrank_part = None if lowrank is None else (np.asarray(lowrank[0], dtype=float),
+                                                          np.asarray(lowrank[1], dtype=float))
+        self.error = float(error)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -44,7 +62,8 @@ class Cost:
     @property
     def is_dense(self) -> bool:
         """Whether C is held as one dense matrix (its other parts absent)."""
-        return self.dense_part is not None and self.sparse_part is None and self.ones == 0.0
+        return (self.dense_part is not None and self.sparse_part is None and self.ones == 0.0
+                and self.lowrank_part is None)
 
     @property
     def nbytes(self) -> int:
@@ -52,6 +71,8 @@ class Cost:
         size = 0 if self.dense_part is None else self.dense_part.nbytes
         if self.sparse_part is not None:
             size += self.sparse_part.data.nbytes + self.sparse_part.indices.nbytes + self.sparse_part.indptr.nbytes
+        if self.lowrank_part is not None:
+            size += self.lowrank_part[0].nbytes + self.lowrank_part[1].nbytes
         return size
 
     def matmul(self, V: np.ndarray) -> np.ndarray:
@@ -64,6 +85,9 @@ class Cost:
             out += self.sparse_part @ V
         if self.ones:
             out += self.ones * V.sum(axis=0)
+        if self.lowrank_part is not None:
+            U, values = self.lowrank_part
+            out += U @ (values[:, None] * (U.T @ V)) if V.ndim == 2 else U @ (values * (U.T @ V))
         return out
 
     __matmul__ = matmul
@@ -75,6 +99,9 @@ class Cost:
             d += np.diagonal(self.dense_part)
         if self.sparse_part is not None:
             d += self.sparse_part.diagonal()
+        if self.lowrank_part is not None:
+            U, values = self.lowrank_part
+            d += (U * U) @ values
         return d
 
     def inner_factor(self, V: np.ndarray) -> float:
@@ -89,17 +116,21 @@ class Cost:
             value += float(np.dot(coo.data, X[coo.row, coo.col]))
         if self.ones:
             value += self.ones * float(X.sum())
+        if self.lowrank_part is not None:
+            U, values = self.lowrank_part
+            value += float(np.vdot(U * values, X @ U))
         return value
 
     def frobenius_norm(self) -> float:
-        """``||C||_F``, without forming C where it is not dense."""
+        """``||C||_F``, without forming C where it is not dense: the inner products of the parts
+        (those with a low-rank part from ``r x r`` Grams and products with U)."""
         if self.is_dense:
             return float(np.linalg.norm(self.dense_part))
-        if self.dense_part is None and self.ones == 0.0:
-            return 0.0 if self.sparse_part is None else float(sp.linalg.norm(self.sparse_part))
-        # ||D + S + w 11^T||^2 expanded, each cross term from the parts
-        total = self.ones ** 2 * self.n ** 2
-        D, S, w = self.dense_part, self.sparse_part, self.ones
+        D, S, w, L = self.dense_part, self.sparse_part, self.ones, self.lowrank_part
+        if D is None and w == 0.0 and L is None:
+            return 0.0 if S is None else float(sp.linalg.norm(S))
+        # ||D + S + w 11^T + U diag(s) U^T||^2 expanded, each cross term from the parts
+        total = w ** 2 * self.n ** 2
         if D is not None:
             total += float(np.vdot(D, D)) + 2.0 * w * float(D.sum())
         if S is not None:
@@ -107,6 +138,13 @@ class Cost:
             if D is not None:
                 coo = S.tocoo()
                 total += 2.0 * float(np.dot(coo.data, D[coo.row, coo.col]))
+        if L is not None:
+            U, values = L
+            gram = (U.T @ U) * values
+            total += float(np.vdot(gram, gram.T)) + 2.0 * w * float(values @ U.sum(axis=0) ** 2)
+            for part in (D, S):
+                if part is not None:
+                    total += 2.0 * float(np.vdot(U * values, part @ U))
         return float(np.sqrt(max(total, 0.0)))
 
     def dense(self) -> np.ndarray:
@@ -119,10 +157,15 @@ class Cost:
             np.add.at(C, (coo.row, coo.col), coo.data)
         if self.ones:
             C += self.ones
+        if self.lowrank_part is not None:
+            U, values = self.lowrank_part
+            C += (U * values) @ U.T
         return C
 
     def __repr__(self) -> str:
         parts = [name for name, part in (("dense", self.dense_part), ("sparse", self.sparse_part)) if part is not None]
         if self.ones:
             parts.append(f"{self.ones:g} * ones")
+        if self.lowrank_part is not None:
+            parts.append(f"rank {self.lowrank_part[1].size}")
         return f"Cost(n={self.n}, {' + '.join(parts) or '0'})"

@@ -98,6 +98,7 @@ from ..parameters import Interval
 from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
 from .lowrank_check import LowRankChecks, shifted, signed_multipliers, violation
+from .lowrank_cost import compress_cost
 from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent
 
@@ -199,7 +200,9 @@ class LowRank(LowRankChecks, IterativeSolver):
 
     # -- set-up ---------------------------------------------------------------------------------
     def init_state(self):
+        # a dense cost of numerically low rank as a low-rank part, its error bound in the certificate
         form = self.relaxation.standard_form()
+        form = dataclasses.replace(form, cost=compress_cost(form.cost))
         kind = lowrank_form(form)
         n = form.n
         for name in ("rank", "max_rank"):

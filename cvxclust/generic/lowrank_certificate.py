@@ -213,10 +213,11 @@ def _lanczos(S, v0, tol) -> tuple[float, np.ndarray, float]:
 def slack_bound(S: SlackOperator, constant: float, tau: float, cost_norm: float, **eigen) -> dict:
     """The bound ``constant + tau * min(0, lambda)`` (``constant = b.y + d.w``), with ``lambda``
     the Ritz value of :func:`smallest_eigenvalue` less its residual and the rounding allowance
-    (module docstring).  Returns the bound, ``lambda``, the Ritz vector and the products spent."""
+    (module docstring), less ``tau * cost.error`` (a cost held compressed: ``|<E, X>| <= ||E||_2 tr X``).
+    Returns the bound, ``lambda``, the Ritz vector and the products spent."""
     before = S.products
     theta, u, residual = smallest_eigenvalue(S, **eigen)
     allowance = 8.0 * S.shape[0] * _EPS * S.norm_bound(cost_norm)
     lam = theta - residual - allowance
-    return {"bound": float(constant + tau * min(0.0, lam)), "lambda_min": lam, "vector": u,
+    return {"bound": float(constant + tau * min(0.0, lam) - tau * S.cost.error), "lambda_min": lam, "vector": u,
             "products": S.products - before, "ritz_residual": residual}
