@@ -94,13 +94,14 @@ from scipy.optimize import Bounds, minimize
 
 from .._memory import available_bytes, check_memory, square_bytes
 from ..linalg import scipy_blas_threads
-from ..parameters import Interval
+from ..parameters import Interval, Options
 from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
 from .factor_rows import FactorRows
 from .lowrank_check import LowRankChecks, shifted, signed_multipliers, violation
 from .lowrank_cost import compress_cost
 from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent
+from .lowrank_start import START_KINDS, spectral_applies, spectral_factor, stationary_multipliers
 
 __all__ = ["LowRank"]
 
@@ -196,6 +197,7 @@ class LowRank(LowRankChecks, IterativeSolver):
         "inner_max_iter": Param(500, [Interval(Integral, 1, None, closed="left")]),
         "penalty": Param(None, [None, *POSITIVE]),
         "penalty_growth": Param(4.0, [Interval(Real, 1, None, closed="left")]),
+        "start": Param("auto", [Options(*START_KINDS)]),
     }
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -225,16 +227,20 @@ class LowRank(LowRankChecks, IterativeSolver):
         check_memory((12 if oblique else 30) * 8 * n * rank,
                      f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)", "give a smaller rank")
         rng = np.random.default_rng(self.random_state)
-        W = rng.standard_normal((n, rank))
-        if kind.nonnegative:
-            W = np.abs(W)
-        if kind.diagonal is None:
-            W *= math.sqrt(kind.tau) / max(np.linalg.norm(W), _TINY)
-        rows = FactorRows(form.rows)
+        rows, matmul = FactorRows(form.rows), _product(form.cost)
+        y = np.zeros(form.m)
+        if self._spectral(kind):  # a spectral clustering's indicator factor (lowrank_start)
+            W = spectral_factor(matmul, n, min(rank, max(1, round(kind.tau))), rng)
+            y = stationary_multipliers(rows, matmul, W)
+        else:
+            W = rng.standard_normal((n, rank))
+            if kind.nonnegative:
+                W = np.abs(W)
+            if kind.diagonal is None:
+                W *= math.sqrt(kind.tau) / max(np.linalg.norm(W), _TINY)
         cost_norm = form.cost.frobenius_norm()
-        state = LowRankState(form=form, kind=kind, rows=rows, W=W, y=np.zeros(form.m), penalty=1.0, gtol=np.inf,
-                             max_rank=max_rank, cost_norm=cost_norm, rng=rng, matmul=_product(form.cost),
-                             oblique=oblique)
+        state = LowRankState(form=form, kind=kind, rows=rows, W=W, y=y, penalty=1.0, gtol=np.inf,
+                             max_rank=max_rank, cost_norm=cost_norm, rng=rng, matmul=matmul, oblique=oblique)
         V = self._factor(state, W)[0]
         r = np.concatenate([violation(rows.apply(V), form.lo, form.hi)] +
                            ([violation(np.einsum("ij,ij->i", V, V), *kind.box)] if kind.box is not None else []))
@@ -247,8 +253,16 @@ class LowRank(LowRankChecks, IterativeSolver):
         state.penalty_start = state.penalty
         state.residual = np.inf if r.size else 0.0
         if kind.deflate:
-            state.shift = np.zeros(rank)
+            state.shift = np.zeros(W.shape[1])
         return state
+
+    def _spectral(self, kind) -> bool:
+        """Whether the start is spectral (:mod:`cvxclust.generic.lowrank_start`): by default where it
+        applies; ``start="spectral"`` elsewhere is a ValueError."""
+        if self.start == "spectral" and not spectral_applies(kind):
+            raise ValueError("start='spectral' needs the k-means SDP's structure (X >= 0, a row tr X = k and the "
+                             "row sums of every index); this problem lacks it (give start='random' or 'auto')")
+        return self.start != "random" and spectral_applies(kind)
 
     def size(self) -> int:
         return 0  # thin products only: one BLAS thread is the package's policy below order 1500
