@@ -106,6 +106,9 @@ from .lowrank_start import START_KINDS, spectral_applies, spectral_factor, stati
 __all__ = ["LowRank"]
 
 _TINY = 1e-300
+#: the order from which ``start="auto"`` is spectral (on small instances its stalls and a
+#: random start's were about as frequent; on large ones the random start stalls far from the optimum)
+SPECTRAL_MIN_ORDER = 1000
 
 
 @dataclass(kw_only=True, eq=False)
@@ -164,6 +167,11 @@ class LowRank(LowRankChecks, IterativeSolver):
         The largest rank (None: n); at most n.
     random_state : int, Generator or None
         The random start of the factor and of Lanczos (0 by default: a solve is reproducible).
+    start : {"auto", "random", "spectral"}
+        The factor's start: ``"spectral"``, a spectral clustering's normalised indicator factor
+        with the row multipliers it leaves stationary, for the k-means SDP of Peng and Wei
+        (:mod:`cvxclust.generic.lowrank_start`); ``"random"``, a random factor; ``"auto"`` (the
+        default), spectral where that structure stands and n >= :data:`SPECTRAL_MIN_ORDER`.
     form_X : bool or None
         Whether ``result.X`` is ``V V^T``; None forms it where it takes at most a quarter of the
         available memory.
@@ -229,7 +237,7 @@ class LowRank(LowRankChecks, IterativeSolver):
         rng = np.random.default_rng(self.random_state)
         rows, matmul = FactorRows(form.rows), _product(form.cost)
         y = np.zeros(form.m)
-        if self._spectral(kind):  # a spectral clustering's indicator factor (lowrank_start)
+        if self._spectral(kind, n):  # a spectral clustering's indicator factor (lowrank_start)
             W = spectral_factor(matmul, n, min(rank, max(1, round(kind.tau))), rng)
             y = stationary_multipliers(rows, matmul, W)
         else:
@@ -256,13 +264,16 @@ class LowRank(LowRankChecks, IterativeSolver):
             state.shift = np.zeros(W.shape[1])
         return state
 
-    def _spectral(self, kind) -> bool:
+    def _spectral(self, kind, n: int) -> bool:
         """Whether the start is spectral (:mod:`cvxclust.generic.lowrank_start`): by default where it
-        applies; ``start="spectral"`` elsewhere is a ValueError."""
+        applies and n is at least :data:`SPECTRAL_MIN_ORDER`; ``start="spectral"`` where it does
+        not apply is a ValueError."""
         if self.start == "spectral" and not spectral_applies(kind):
             raise ValueError("start='spectral' needs the k-means SDP's structure (X >= 0, a row tr X = k and the "
                              "row sums of every index); this problem lacks it (give start='random' or 'auto')")
-        return self.start != "random" and spectral_applies(kind)
+        if self.start == "auto":  # measured: below that order neither start stalls less often
+            return spectral_applies(kind) and n >= SPECTRAL_MIN_ORDER
+        return self.start == "spectral"
 
     def size(self) -> int:
         return 0  # thin products only: one BLAS thread is the package's policy below order 1500
