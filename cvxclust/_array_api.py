@@ -24,8 +24,8 @@ import numpy as np
 from ._memory import MemoryNeed, format_bytes
 
 __all__ = ["Arrays", "add_to_diagonal", "check_arrays", "check_device_memory", "check_square", "device_free_bytes",
-           "device_namespace", "diagonal", "dtype_unit_roundoff", "eigh", "is_foreign", "is_numpy", "library",
-           "namespace_of", "to_namespace", "to_numpy", "unit_roundoff"]
+           "device_namespace", "device_of", "diagonal", "dtype_unit_roundoff", "eigh", "is_foreign", "is_numpy",
+           "library", "namespace_of", "to_namespace", "to_numpy", "unit_roundoff"]
 
 _REFUSED_DTYPES = ("float16", "bfloat16")
 
@@ -188,6 +188,11 @@ def to_namespace(x, xp: ModuleType, device=None, dtype=None):
         x = np.asarray(x, dtype=_dtype_name(dtype) if dtype is not None else None)
         return xp.asarray(x, device=device)
     return xp.asarray(x, device=device, dtype=dtype)
+
+
+def device_of(x):
+    """The device of the array ``x`` (``array_api_compat.device``)."""
+    return _compat().device(x)
 
 
 def to_numpy(x) -> np.ndarray:

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ._array_api import Arrays, check_arrays
+from ._array_api import Arrays, check_arrays, device_of
 
 __all__ = ["center", "check_data", "linear", "median_distance", "polynomial", "rbf"]
 
@@ -51,13 +51,7 @@ def _squared_distances(X, xp):
     S = squares[:, None] + squares[None, :] - 2.0 * (X @ X.T)
     S = xp.maximum((S + S.T) / 2, 0.0)
     n = X.shape[0]
-    return xp.where(xp.eye(n, dtype=xp.bool, device=_device(X)), 0.0, S)
-
-
-def _device(X):
-    from array_api_compat import device  # noqa: PLC0415 -- a dependency needed only off NumPy
-
-    return device(X)
+    return xp.where(xp.eye(n, dtype=xp.bool, device=device_of(X)), 0.0, S)
 
 
 def _finite(K, xp, kernel: str):

@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from .._array_api import Arrays, check_device_memory, device_namespace, diagonal, library
+from .._array_api import Arrays, check_device_memory, device_namespace, device_of, diagonal, library
 from .._array_ops import frobenius, inner
 from .compact import RowSumsBlock, TotalBlock, bound_sizes, off_and_diagonal
 
@@ -62,15 +62,8 @@ def set_diagonal(A, d, xp):
         A.diagonal().copy_(d)
         return A
     n = A.shape[0]
-    eye = xp.eye(n, dtype=xp.bool, device=_device(A))
+    eye = xp.eye(n, dtype=xp.bool, device=device_of(A))
     return xp.where(eye, d[:, None], A)
-
-
-def _device(x):
-    """The device of the array ``x`` (``array_api_compat``, imported only off NumPy)."""
-    from array_api_compat import device  # noqa: PLC0415
-
-    return device(x)
 
 
 class DeviceBound:
