@@ -90,3 +90,25 @@ def test_cluhsic_estimator():
     fitted = CLUHSIC(2, **settings).fit(on_device1(X))
     assert on_device(fitted.result_.X)
     assert fitted.objective_ == pytest.approx(reference.objective_, rel=1e-9)
+
+
+def test_lowrank_max_cut(monkeypatch):
+    # the path of a fixed diagonal alone, its certificate by Lanczos (not S written out) on device1
+    import cvxclust.generic.lowrank_device as lowrank_device
+
+    arrays = check_arrays(X=on_device1(np.zeros((2, 2))))
+    real = device_module.device_namespace
+    monkeypatch.setattr(device_module, "device_namespace",
+                        lambda device, dtype: arrays if device == "device1" else real(device, dtype))
+    monkeypatch.setattr(lowrank_device, "DENSE_ORDER", 0)
+    rng = np.random.default_rng(1)
+    W = np.triu((rng.random((30, 30)) < 0.3) * rng.random((30, 30)), 1)
+    laplacian = np.diag((W + W.T).sum(1)) - (W + W.T)
+    X = cp.Variable(laplacian.shape, symmetric=True)
+    problem = cp.Problem(cp.Maximize(cp.trace(laplacian @ X) / 4), [X >> 0, cp.diag(X) == 1])
+    reference = cvxclust.solve(problem, method="lowrank")
+    result = cvxclust.solve(problem, method="lowrank", device="device1")
+    assert on_device(result.X) and on_device(result.extras["factor"])
+    assert result.status == reference.status == "optimal"
+    assert result.objective == pytest.approx(reference.objective, rel=1e-6)
+    assert result.extras["lanczos_matvecs"] > 0

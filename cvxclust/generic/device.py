@@ -27,8 +27,9 @@ __all__ = ["DEVICE_COPIES", "DEVICE_METHODS", "DeviceBound", "DeviceForm", "arra
            "check_device_fits", "check_device_options", "device_form", "device_key", "device_split", "moved",
            "set_diagonal", "shared_device_form"]
 
-#: the methods of :func:`cvxclust.solve` that run on a device (the others are NumPy-only)
-DEVICE_METHODS = ("generic", "dual-newton", "newton", "alm")
+#: the methods of :func:`cvxclust.solve` that run on a device (the others are NumPy-only); ``"lowrank"``
+#: for a fixed diagonal alone (max-cut, :mod:`cvxclust.generic.lowrank_device`)
+DEVICE_METHODS = ("generic", "dual-newton", "newton", "alm", "lowrank")
 #: the dense ``n x n`` arrays each of them holds on the device, counted (not measured): the
 #: generic ADMM's cost, state, image and copies (about 6), Anderson's differences (2 x 5), the
 #: eigendecomposition's input, vectors and workspace (about 4), the kept point and temporaries,
@@ -39,8 +40,12 @@ DEVICE_METHODS = ("generic", "dual-newton", "newton", "alm")
 #: The augmented Lagrangian method: Newton's, plus the box multiplier and its extrapolation (2),
 #: the proximal centre and the one before (2), the target (1), the bound's ``A^* y + Lambda``,
 #: ``G`` and projection (3), dense bounds where they are not one number off the diagonal and one
-#: on it (up to 4): 32, with a margin 34
-DEVICE_COPIES = {"generic": 32, "dual-newton": 16, "newton": 20, "alm": 34}
+#: on it (up to 4): 32, with a margin 34.  The low-rank method holds no ``n x n`` array but the cost
+#: as the statement holds it: its figure counts ``n x r`` arrays of its factor of rank r, the
+#: descent's iterate, trial, their products with the cost and gradients, the step's differences and
+#: the temporaries of the retraction and the gradient (about 12), with a margin 16
+#: (:func:`~cvxclust.generic.lowrank_device.lowrank_device_bytes` adds the Lanczos basis and the cost)
+DEVICE_COPIES = {"generic": 32, "dual-newton": 16, "newton": 20, "alm": 34, "lowrank": 16}
 
 
 def arrays_for(device, dtype) -> Arrays:

@@ -24,6 +24,7 @@ from .compact import off_diagonal_all
 from .device import DEVICE_COPIES, arrays_for, check_device_fits, check_device_options, device_form, device_key
 from .dual_newton import GenericDualNewton, nearest_point_reason
 from .lowrank import LowRank
+from .lowrank_device import lowrank_on_device
 from .lowrank_form import lowrank_form, lowrank_reason
 from .newton import GenericNewton, equality_form, inequality_rows
 from .solver import GenericSolver
@@ -133,12 +134,17 @@ def _dense_choice(form) -> tuple[str, str]:
 
 
 def choose_device_method(form, arrays) -> tuple[str, str]:
-    """The method ``method="auto"`` runs on a device, and why: the dense method :func:`choose_method`
-    picks by the problem's structure (every one runs on a device,
-    :data:`~cvxclust.generic.device.DEVICE_METHODS`) where its arrays fit the device's free
-    memory, else ``"generic"``."""
-    method, reason = _dense_choice(form)
+    """The method ``method="auto"`` runs on a device, and why: ``"lowrank"`` where
+    :func:`choose_method` picks it on the host and its path runs on a device (a fixed diagonal
+    alone: max-cut, :mod:`cvxclust.generic.lowrank_device`) and fits there at its starting rank;
+    otherwise the dense method :func:`choose_method` picks by the problem's structure (every one
+    runs on a device, :data:`~cvxclust.generic.device.DEVICE_METHODS`) where its arrays fit the
+    device's free memory, else ``"generic"``."""
     where = f"on {library(arrays.xp)} device {arrays.device}"
+    lowrank = _lowrank_reason(form)
+    if lowrank is not None and lowrank_on_device(form, arrays):
+        return "lowrank", f"{lowrank} ({where})"
+    method, reason = _dense_choice(form)
     if method != "generic":
         try:
             check_device_fits(form.n, method, DEVICE_COPIES[method], arrays)
@@ -299,7 +305,8 @@ class CvxpyRelaxation(Relaxation):
         if method == "auto":
             method, reason = choose_device_method(form, arrays)
         check_device_options(method, arrays)
-        check_device_fits(form.n, method, DEVICE_COPIES[method], arrays)
+        if method != "lowrank":  # the low-rank method checks its factor's memory at its rank itself
+            check_device_fits(form.n, method, DEVICE_COPIES[method], arrays)
         result = super().solve(method, **options)
         if reason is None:
             return result
@@ -396,9 +403,10 @@ def solve(problem, method: str = "auto", **options) -> Result:
         ...).  With ``"auto"``, options of the chosen method.  ``device=`` (``"cuda"``,
         ``"cuda:1"``, a ``torch.device``; None or ``"cpu"``: NumPy) and ``dtype=``
         (``"float64"``, the default, or ``"float32"``) run ``"generic"`` (its two-block path),
-        ``"dual-newton"``, ``"newton"`` and ``"alm"`` with PyTorch on that device, ``X`` returned
-        there; ``"lowrank"`` refuses a device, and ``"auto"`` picks among the four
-        (:func:`choose_device_method`).
+        ``"dual-newton"``, ``"newton"``, ``"alm"`` with PyTorch on that device, ``X`` returned
+        there, and ``"lowrank"`` for a fixed diagonal alone (max-cut:
+        :mod:`cvxclust.generic.lowrank_device`; its other classes are refused there); ``"auto"``
+        picks among them (:func:`choose_device_method`).
 
     Raises
     ------

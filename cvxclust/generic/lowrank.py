@@ -92,13 +92,15 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import Bounds, minimize
 
-from .._memory import available_bytes, check_memory, square_bytes
+from .._memory import check_memory
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval, Options
 from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
+from .device import arrays_for
 from .factor_rows import FactorRows
 from .lowrank_check import LowRankChecks, shifted, signed_multipliers, violation
 from .lowrank_cost import compress_cost
+from .lowrank_device import device_state, oblique_rank, square_fits
 from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent
 from .lowrank_start import START_KINDS, spectral_applies, spectral_factor, stationary_multipliers
@@ -147,6 +149,9 @@ class LowRankState(SolverState):
     matmul: object = None
     #: the Riemannian inner solver's last relative gradient norm (its norm over the gradient's scale)
     gradient_reached: float = np.inf
+    #: on a device, its parts (:class:`~cvxclust.generic.lowrank_device.DeviceOblique`) and descent
+    device: object = None
+    descent: object = None
 
 
 class LowRank(LowRankChecks, IterativeSolver):
@@ -206,6 +211,8 @@ class LowRank(LowRankChecks, IterativeSolver):
         "penalty": Param(None, [None, *POSITIVE]),
         "penalty_growth": Param(4.0, [Interval(Real, 1, None, closed="left")]),
         "start": Param("auto", [Options(*START_KINDS)]),
+        "device": Param(None, [object]),
+        "dtype": Param(None, [None, object]),
     }
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -227,10 +234,15 @@ class LowRank(LowRankChecks, IterativeSolver):
         elif form.m or kind.nonnegative:
             rank = min(n, 8)
         else:  # a fixed diagonal alone: about the ranks max-cut's solutions of random graphs need
-            rank = min(n, max(8, math.ceil(1.5 * n ** (1 / 3))))
+            rank = oblique_rank(n)
         max_rank = self.max_rank or n
         rank = min(rank, max_rank)
         oblique = kind.diagonal is not None and not form.m and not kind.nonnegative
+        arrays = arrays_for(self.device, self.dtype)
+        if not arrays.numpy:  # the oblique path on the device (lowrank_device), the rest refused there
+            return LowRankState(form=form, kind=kind, rows=FactorRows(form.rows), y=np.zeros(0), penalty=1.0,
+                                gtol=np.inf, residual=0.0, max_rank=max_rank, cost_norm=form.cost.frobenius_norm(),
+                                oblique=True, **device_state(self, form, kind, rank, max_rank, arrays))
         # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies (12 where oblique)
         check_memory((12 if oblique else 30) * 8 * n * rank,
                      f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)", "give a smaller rank")
@@ -304,6 +316,8 @@ class LowRank(LowRankChecks, IterativeSolver):
         ``1^T X 1 = 0`` forces ``X 1 = 0``, moved onto ``V^T 1 = 0`` with the diagonal held by
         alternating the projection and the rows' scaling (each step moves V by the other's
         violation, so a few steps meet both to rounding)."""
+        if state.device is not None:
+            return state.device.factor(state.W)
         V = self._factor(state, state.W)[0]
         if not state.kind.deflate:
             return V
@@ -347,7 +361,7 @@ class LowRank(LowRankChecks, IterativeSolver):
     def step(self, state, iteration):
         form = state.form
         if state.growth is not None:
-            self._grow_rank(state, *state.growth)
+            (state.device.grow if state.device is not None else self._grow_rank)(state, *state.growth)
             state.growth = None
         if state.oblique:
             return self._oblique_step(state)
@@ -407,8 +421,9 @@ class LowRank(LowRankChecks, IterativeSolver):
         scale = max(state.value, self.gap_floor, _TINY) / math.sqrt(state.kind.tau)
         deadline = time.perf_counter() + self.time_limit - self.elapsed
         with scipy_blas_threads(1):
-            run = oblique_descent(state.matmul, state.W, state.kind.sqrt_diagonal, gtol=state.gtol * scale,
-                                  max_iter=self.inner_max_iter, deadline=deadline)
+            run = (state.descent or oblique_descent)(state.matmul, state.W, state.kind.sqrt_diagonal,
+                                                     gtol=state.gtol * scale, max_iter=self.inner_max_iter,
+                                                     deadline=deadline)
         state.W = run.V
         state.value = abs(run.value)
         state.lbfgs_iterations += run.iterations
@@ -428,13 +443,15 @@ class LowRank(LowRankChecks, IterativeSolver):
 
 
     # -- result ---------------------------------------------------------------------------------
+    def certify(self, state, bound, final=False):
+        if state.device is not None:
+            return state.device.certify(state, final)
+        return super().certify(state, bound, final)
+
     def run(self):
         result = super().run()
         V = result.extras["factor"]
-        form_X = self.form_X
-        if form_X is None:
-            available = available_bytes()
-            form_X = available is None or square_bytes(V.shape[0]) <= available / 4
+        form_X = self.form_X if self.form_X is not None else square_fits(V)
         return dataclasses.replace(result, X=V @ V.T) if form_X else result
 
     def extras(self, state):

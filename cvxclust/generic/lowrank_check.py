@@ -126,7 +126,8 @@ class LowRankChecks:
     def certify(self, state, bound, final=False):
         form, kind = state.form, state.kind
         V = self._point(state)
-        state.value = abs(form.cost.inner_factor(V))
+        inner = form.cost.inner_factor(V)
+        state.value = abs(inner)
         found = self._bound_at(state, V, state.y)
         if found["lambda_min"] < 0 and kind.shift is not None:
             # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
@@ -135,20 +136,30 @@ class LowRankChecks:
             if moved["bound"] > found["bound"]:
                 found = moved
         state.lambda_min = found["lambda_min"]
-        if state.oblique:  # the next gradient tolerance below the last as the gap is above tol (gap ~ gradient)
-            gap = kind.tau * max(-found["lambda_min"], 0.0) / max(state.value, self.gap_floor, _TINY)
-            ratio = float(np.clip(0.5 * self.tol / max(gap, _TINY), 0.1, 0.5))
-            state.gtol = max(1e-2 * self.tol, ratio * state.gradient_reached)
+        if state.oblique:
+            self.next_gradient_tolerance(state, found["lambda_min"])
         state.start_vector = found["vector"]
+        return self.factor_certificate(state, found, inner, self._residuals(state, V), V.shape[1], final)
+
+    def next_gradient_tolerance(self, state, lambda_min: float) -> None:
+        """For a fixed diagonal alone, the next gradient tolerance: below the last as the gap is above
+        tol (the gap falling about as the gradient)."""
+        gap = state.kind.tau * max(-lambda_min, 0.0) / max(state.value, self.gap_floor, _TINY)
+        ratio = float(np.clip(0.5 * self.tol / max(gap, _TINY), 0.1, 0.5))
+        state.gtol = max(1e-2 * self.tol, ratio * state.gradient_reached)
+
+    @staticmethod
+    def factor_certificate(state, found: dict, inner: float, residuals: dict, rank: int, final: bool) -> Certificate:
+        """The certificate of a check from the bound ``found``, ``<C, V V^T> = inner`` and the
+        residuals, in the problem's sense; the rank's growth booked for the next step."""
+        form = state.form
         minimum = found["bound"] + form.constant
         fresh = minimum if form.sense == "minimize" else -minimum
-        value = form.cost.inner_factor(V) + form.constant
+        value = inner + form.constant
         objective = value if form.sense == "minimize" else -value
-        residuals = self._residuals(state, V)
         # the rank grows at the next step (the factor certified here is the one returned if this check stops)
         state.growth = None if final else (found, value, minimum)
-        return Certificate(None, fresh, objective, residuals,
-                           {"lambda_min": found["lambda_min"], "rank": V.shape[1]})
+        return Certificate(None, fresh, objective, residuals, {"lambda_min": found["lambda_min"], "rank": rank})
 
     def _residuals(self, state, V) -> dict:
         form, kind = state.form, state.kind
@@ -167,19 +178,23 @@ class LowRankChecks:
         residuals["psd"] = 0.0  # V V^T
         return residuals
 
-    def _grow_rank(self, state, found, value, minimum) -> None:
-        """Append the eigenvector of a clearly negative smallest eigenvalue as a new column (with,
-        for a factor of any sign, small random columns to a quarter of the rank besides)."""
-        rank = state.W.shape[1]
+    def grows(self, state, found, value, minimum) -> bool:
+        """Whether the rank grows after the check that found the bound ``found`` at ``value``."""
         loss = -state.kind.tau * found["lambda_min"]
         # not while the rows are far from met: the multipliers, and with them S, mean little yet
         size = max(abs(value), abs(minimum), self.gap_floor, _TINY)
-        if rank >= state.max_rank or state.residual > 1e-3 or loss <= 0.1 * self.tol * size:
-            return
+        if state.W.shape[1] >= state.max_rank or state.residual > 1e-3 or loss <= 0.1 * self.tol * size:
+            return False
         # on the sphere's product, a loss of up to about ten times the relative gradient norm is the
         # gradient's, not a missing column's: grown only beyond thirty times
-        if state.oblique and loss <= 30.0 * state.gradient_reached * size:
+        return not (state.oblique and loss <= 30.0 * state.gradient_reached * size)
+
+    def _grow_rank(self, state, found, value, minimum) -> None:
+        """Append the eigenvector of a clearly negative smallest eigenvalue as a new column (with,
+        for a factor of any sign, small random columns to a quarter of the rank besides)."""
+        if not self.grows(state, found, value, minimum):
             return
+        rank = state.W.shape[1]
         u = found["vector"]
         if state.kind.nonnegative:
             u = np.maximum(u, 0.0) if np.linalg.norm(np.maximum(u, 0.0)) >= np.linalg.norm(np.minimum(u, 0.0)) \

@@ -32,12 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ObliqueRun", "oblique_descent", "retract"]
+__all__ = ["LINE_SEARCH", "ObliqueRun", "oblique_descent", "retract"]
 
 _TINY = 1e-300
 #: the Armijo test's slope fraction, the nonmonotone average's weight, the backtracking factor
 _ARMIJO, _ETA, _BACKTRACK = 1e-4, 0.85, 0.5
 _MAX_BACKTRACKS = 30
+#: those constants, for the same descent on an array API device (:mod:`cvxclust.generic.lowrank_device`)
+LINE_SEARCH = (_ARMIJO, _ETA, _BACKTRACK, _MAX_BACKTRACKS)
 
 
 @dataclass
