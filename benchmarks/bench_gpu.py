@@ -1,10 +1,11 @@
-"""The eigendecomposition-bound solvers on a GPU through the array API: SSC (7) and the Peng-Wei
-k-means SDP, on the device and, where asked, on the CPU with NumPy.
+"""The eigendecomposition-bound solvers on a GPU through the array API: SSC (7), the Peng-Wei
+k-means SDP and the max-cut SDP by the low-rank method, on the device and, where asked, on the
+CPU with NumPy.
 
 Usage::
 
     python benchmarks/bench_gpu.py [--device cuda] [--ssc-sizes 10000 20000 40000]
-        [--pw-sizes 5000 10000] [--cpu-max-n 0] [--name gpu]
+        [--pw-sizes 5000 10000] [--maxcut-sizes 100000 1000000] [--cpu-max-n 0] [--name gpu]
 
 Cases, each in its own process (the harness's ``run_case``), by increasing n (Peng-Wei before
 SSC at one n), the results file rewritten after each, so that a run stopped at a limit keeps what
@@ -15,7 +16,12 @@ it measured:
   formed on the device, ``delta`` the median pairwise distance of the first 2000 points;
 * **Peng-Wei**, ``cvxclust.solve(problem, method=..., device=...)`` on
   ``problem_classes.kmeans_sdp(blobs_kernel(n, 10, random_state=0), 10)`` (the statement of
-  ``bench_lowrank.py``): read on the host, solved on the device.
+  ``bench_lowrank.py``): read on the host, solved on the device;
+* **max-cut**, ``cvxclust.solve(problem, method="lowrank", device=...)`` on
+  ``problem_classes.max_cut(random_graph(n, 10, random_state=0))`` (a sparse random graph of
+  average degree 10, the statement of ``bench_lowrank.py``): read on the host, its sparse
+  Laplacian moved once to the device as a sparse CSR tensor, the factor's descent and the
+  certificate's Lanczos there; ``X`` is not formed (``form_X=False``: the factor is the point).
 
 'in eigh' is the solve's time over one full ``eigh`` of the same order on the same device
 (``torch.linalg.eigh`` on the GPU, ``numpy.linalg.eigh`` on the CPU; the best of three up to n = 5000),
@@ -180,6 +186,27 @@ def peng_wei_case(n: int, device: str, method: str, tol: float, time_limit: floa
     return row | {"eigh_time": eigh_time(n, arrays)}
 
 
+def maxcut_case(n: int, device: str, tol: float, time_limit: float) -> dict:
+    """The max-cut SDP of a sparse random graph at order n by the low-rank method on ``device``."""
+    import cvxclust
+    from cvxclust import problem_classes as pc
+
+    arrays = _arrays(device)
+    problem = pc.max_cut(pc.random_graph(n, 10, random_state=0))
+    _reset_device_peak(arrays)
+    options = {} if arrays.numpy else {"device": arrays.device}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        result = cvxclust.solve(problem, method="lowrank", tol=tol, residual_tol=tol, time_limit=time_limit,
+                                form_X=False, **options)
+        row = _figures(result, arrays, start)
+    factor = result.extras["factor"]
+    return row | {"read_time": result.extras.get("read_time"), "rank": result.extras["rank"],
+                  "lambda_min_eigh": result.extras["eigsh"], "lanczos_products": result.extras["lanczos_matvecs"],
+                  "X": f"factor: {type(factor).__module__.split('.')[0]} on {getattr(factor, 'device', 'cpu')}"}
+
+
 def accelerator(device: str) -> dict:
     """The device's name, memory and the versions that drive it."""
     import torch
@@ -216,6 +243,9 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="cuda", help="the device of the GPU runs (a torch device)")
     parser.add_argument("--ssc-sizes", type=int, nargs="*", default=[10000, 20000, 40000])
     parser.add_argument("--pw-sizes", type=int, nargs="*", default=[5000, 10000])
+    parser.add_argument("--maxcut-sizes", type=int, nargs="*", default=[100000, 1000000])
+    parser.add_argument("--maxcut-tol", type=float, default=1e-4, help="tol and residual_tol of max-cut")
+    parser.add_argument("--maxcut-time-limit", type=float, default=120.0, help="time limit (s) of a max-cut solve")
     parser.add_argument("--pw-method", default="generic", help="the method of cvxclust.solve for Peng-Wei")
     parser.add_argument("--cpu-max-n", type=int, default=0, help="also run NumPy on the CPU up to this n")
     parser.add_argument("--ssc-tol", type=float, default=1e-6)
@@ -228,13 +258,16 @@ def main(argv=None) -> int:
     env = environment(__file__, argv, args.threads)
     device = accelerator(args.device)
     # smaller orders first, so that a run stopped at a limit has measured every problem it could
-    runs = sorted([("Peng-Wei", n) for n in args.pw_sizes] + [("SSC (7)", n) for n in args.ssc_sizes],
-                  key=lambda run: (run[1], run[0]))
+    runs = sorted([("Peng-Wei", n) for n in args.pw_sizes] + [("SSC (7)", n) for n in args.ssc_sizes]
+                  + [("max-cut", n) for n in args.maxcut_sizes], key=lambda run: (run[1], run[0]))
     rows = []
     description = (
         __doc__.split("\n\n", 3)[3].split("Writes")[0].strip()
         + f"\n\nSSC (7): `tol = {args.ssc_tol:g}`; Peng-Wei: method `{args.pw_method}`, `tol = residual_tol = "
-        f"{args.pw_tol:g}`; time limit {args.time_limit:g} s.  'time': `Result.time`; 'device peak': "
+        f"{args.pw_tol:g}`; time limit {args.time_limit:g} s; max-cut: method `lowrank`, `tol = residual_tol = "
+        f"{args.maxcut_tol:g}`, time limit {args.maxcut_time_limit:g} s (its 'eigh count': the certificates' "
+        "smallest eigenvalues by Lanczos, `extras['eigsh']`; its 'X': the factor's library and device).  "
+        "'time': `Result.time`; 'device peak': "
         "`torch.cuda.max_memory_allocated` during the solve; 'eigh count': the full eigendecompositions the "
         "method reports (`extras['eigendecompositions']`; the dual Newton reports only those of its certificates' "
         "smallest eigenvalues, `extras['lambda_min_eigs']`, in that column); 'X': the library and device of "
@@ -242,7 +275,11 @@ def main(argv=None) -> int:
     for problem, n in runs:
         for on in [args.device] + (["numpy"] if n <= args.cpu_max_n else []):
             timeout = 2.0 * args.time_limit + 300.0
-            if problem == "SSC (7)":
+            if problem == "max-cut":
+                row = run_case(__file__, "maxcut_case", n, on, args.maxcut_tol, args.maxcut_time_limit,
+                               timeout=2.0 * args.maxcut_time_limit + 300.0, threads=args.threads,
+                               row={"problem": problem, "n": n, "on": on})
+            elif problem == "SSC (7)":
                 row = run_case(__file__, "ssc_case", n, on, args.ssc_tol, args.time_limit, timeout=timeout,
                                threads=args.threads,
                                row={"problem": problem, "n": n, "on": on})
@@ -254,9 +291,9 @@ def main(argv=None) -> int:
             print(f"{problem} n={n} on {on}: {row['status']} {fmt(row.get('time'), '.2f')} s "
                   f"({fmt(row.get('in_eigh'), '.1f')} eigh)", file=sys.stderr, flush=True)
             rows.append(row)
-            write_results(args.out, args.name, "The solvers on a GPU: SSC (7) and the Peng-Wei SDP", description,
-                          markdown(rows, device), {"options": options_record(args), "device": device,
-                                                   "rows": rows}, env)
+            write_results(args.out, args.name, "The solvers on a GPU: SSC (7), the Peng-Wei SDP and max-cut",
+                          description, markdown(rows, device), {"options": options_record(args), "device": device,
+                                                                "rows": rows}, env)
     return 0
 
 

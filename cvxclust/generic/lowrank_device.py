@@ -56,7 +56,7 @@ _TINY = 1e-300
 #: average's weight, the backtracking factor and the backtracks at most
 _ARMIJO, _ETA, _BACKTRACK, _MAX_BACKTRACKS = LINE_SEARCH
 #: the Lanczos basis's length before a restart from the Ritz vector, and the restarts at most
-LANCZOS_STEPS, _RESTARTS = 40, 25
+LANCZOS_STEPS, _RESTARTS = 100, 20
 #: the Ritz residual accepted as a fraction of |theta| (far from optimal, as on the host)
 _FRACTION = 0.05
 
@@ -254,16 +254,17 @@ def device_lanczos(apply, v0, xp, *, residual: float, fraction: float = _FRACTIO
     n = v0.shape[0]
     steps = max(1, min(steps, n))
     q, products = v0, 0
+    Q = xp.zeros((n, steps), dtype=v0.dtype, device=device_of(v0))  # the basis, written column by column
     for _ in range(restarts):
         q = q / max(math.sqrt(_dot(q, q, xp)), _TINY)
-        basis, alphas, betas = [q], [], []
+        Q[:, 0] = q
+        alphas, betas = [], []
         for j in range(steps):
             w = apply(q[:, None])[:, 0]
             products += 1
             alphas.append(_dot(q, w, xp))
-            Q = xp.stack(basis, axis=1)
             for _ in range(2):  # full reorthogonalization, twice for rounding
-                w = w - Q @ (Q.T @ w)
+                w = w - Q[:, :j + 1] @ (Q[:, :j + 1].T @ w)
             beta = math.sqrt(_dot(w, w, xp))
             T = np.diag(alphas) + np.diag(betas, 1) + np.diag(betas, -1)
             values, vectors = np.linalg.eigh(T)
@@ -271,10 +272,10 @@ def device_lanczos(apply, v0, xp, *, residual: float, fraction: float = _FRACTIO
             if estimate <= max(residual, fraction * abs(float(values[0]))) or beta <= _TINY or j + 1 == steps:
                 break
             betas.append(beta)
-            basis.append(w / beta)
-            q = basis[-1]
+            q = w / beta
+            Q[:, j + 1] = q
         coefficients = xp.asarray(np.asarray(vectors[:, 0], dtype=np.float64), dtype=Q.dtype, device=device_of(Q))
-        theta, u, found = _ritz(apply, Q @ coefficients, xp)
+        theta, u, found = _ritz(apply, Q[:, :j + 1] @ coefficients, xp)
         products += 1
         if found <= max(residual, fraction * abs(theta)):
             break
