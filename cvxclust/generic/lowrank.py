@@ -69,7 +69,12 @@ bounds hold by construction up to rounding; ``X = V V^T`` is p.s.d.), are below 
 
 **The point.**  ``result.extras["factor"]`` is V (``X = V V^T``).  ``result.X`` is ``V V^T``
 where ``form_X`` is True, or where it is None (the default) and ``8 n^2`` bytes are at most a
-quarter of the available memory (:func:`cvxclust._memory.available_bytes`); otherwise None.
+quarter of the available memory (:func:`cvxclust._memory.available_bytes`, or a CUDA device's
+free memory); otherwise None.
+
+**On a device** (``device=``), a fixed diagonal alone runs there, factor, descent and certificate
+(:mod:`cvxclust.generic.lowrank_device`), and V and ``result.X`` come back there; the other
+classes, whose inner solver is SciPy's L-BFGS-B, run on NumPy only.
 
 References: S. Burer, R. D. C. Monteiro, "A nonlinear programming algorithm for solving
 semidefinite programs via low-rank factorization", Mathematical Programming 95(2), 2003;
@@ -186,6 +191,13 @@ class LowRank(LowRankChecks, IterativeSolver):
         The first penalty s; None scales it to the problem.
     penalty_growth : float
         The factor s grows by where the residual did not halve.
+    device, dtype : str, torch.device or None
+        Where the iterations run (:func:`cvxclust._array_api.device_namespace`: None or ``"cpu"``
+        is NumPy, ``"cuda"`` or a ``torch.device`` PyTorch there) and in which floating type
+        (``"float64"``, the default, or ``"float32"``): only for a fixed diagonal alone
+        (:mod:`cvxclust.generic.lowrank_device`; the other classes are a ValueError there).  The
+        bound's rounding allowance is scaled by the dtype's unit roundoff: it holds for float64,
+        and is about 5e8 times wider in float32.
 
     Returns
     -------

@@ -64,6 +64,17 @@ def test_a_solve_on_a_device_agrees_with_numpy(on, monkeypatch, name, sparse, la
 
 
 @pytest.mark.parametrize("name", FOREIGN)
+def test_the_rank_grows_on_a_device_as_on_numpy(on, name):
+    problem, _ = max_cut(n=40)
+    reference = cvxclust.solve(problem, method="lowrank", rank=2)
+    result = cvxclust.solve(problem, method="lowrank", rank=2, device=on(name))
+    assert reference.extras["rank"] > 2 and result.extras["rank"] == reference.extras["rank"]
+    assert result.status == reference.status == "optimal"
+    assert abs(result.objective - reference.objective) <= 1e-6 * abs(reference.objective)
+    assert tuple(result.extras["factor"].shape) == (40, result.extras["rank"])
+
+
+@pytest.mark.parametrize("name", FOREIGN)
 def test_device_lanczos_brackets_the_smallest_eigenvalue(name):
     n = 50
     rng = np.random.default_rng(0)
