@@ -134,18 +134,17 @@ class DeviceCost:
 
     def matmul(self, V):
         """``C @ V`` for V of shape ``(n, k)`` on the device."""
-        out = None
-        for part in (self.dense, self.sparse):
-            if part is not None:
-                out = part @ V if out is None else out + part @ V
+        xp = self.xp
+        terms = [part @ V for part in (self.dense, self.sparse) if part is not None]
         if self.ones:
-            term = self.ones * self.xp.sum(V, axis=0)[None, :]
-            out = term + 0.0 * V if out is None else out + term
+            terms.append(xp.broadcast_to(self.ones * xp.sum(V, axis=0)[None, :], V.shape))
         if self.lowrank is not None:
             U, values = self.lowrank
-            term = U @ (values[:, None] * (U.T @ V))
-            out = term if out is None else out + term
-        return 0.0 * V if out is None else out
+            terms.append(U @ (values[:, None] * (U.T @ V)))
+        out = terms[0] if terms else xp.zeros_like(V)
+        for term in terms[1:]:
+            out = out + term
+        return out
 
     __matmul__ = matmul
 

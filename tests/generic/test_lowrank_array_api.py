@@ -18,6 +18,7 @@ import cvxclust.generic.entry as entry
 import cvxclust.generic.lowrank_device as lowrank_device
 from cvxclust import problem_classes as pc
 from cvxclust._array_api import check_arrays, library, namespace_of
+from cvxclust.generic.cost import Cost
 
 
 def max_cut(n=40, seed=1, sparse=False):
@@ -72,6 +73,22 @@ def test_the_rank_grows_on_a_device_as_on_numpy(on, name):
     assert result.status == reference.status == "optimal"
     assert abs(result.objective - reference.objective) <= 1e-6 * abs(reference.objective)
     assert tuple(result.extras["factor"].shape) == (40, result.extras["rank"])
+
+
+@pytest.mark.parametrize(("name", "sparse"), CASES)
+def test_the_device_cost_is_the_host_cost(name, sparse):
+    n = 12
+    rng = np.random.default_rng(2)
+    D = rng.normal(size=(n, n))
+    U = rng.normal(size=(n, 2))
+    parts = {"sparse": sp.random(n, n, density=0.3, random_state=3)} if sparse else {"dense": D + D.T}
+    cost = Cost(n, ones=0.5, lowrank=(U, np.array([1.0, -2.0])), **parts)
+    arrays = check_arrays(V=as_library(np.zeros((1, 1)), name))
+    V = rng.normal(size=(n, 3))
+    product = lowrank_device.DeviceCost(cost, arrays).matmul(arrays.asarray(V))
+    assert library(namespace_of(product)) == name
+    assert np.allclose(to_numpy(product), cost.matmul(V), rtol=1e-12, atol=1e-12)
+    assert np.allclose(to_numpy(lowrank_device.DeviceCost(Cost(n), arrays).matmul(arrays.asarray(V))), 0.0)
 
 
 @pytest.mark.parametrize("name", FOREIGN)
