@@ -16,11 +16,12 @@ same :class:`~cvxclust._array_api.Arrays`):
   reorthogonalization (:func:`device_lanczos`), whose basis stays on the device: only the
   projected matrix's entries (at most :data:`LANCZOS_STEPS` numbers a product) come to the host,
   where its small eigenproblem is solved.  The bound is that of
-  :func:`~cvxclust.generic.lowrank_certificate.slack_bound`, exactly as rigorous: the Ritz value ``theta = u^T S u`` of the unit vector u, computed on the device,
-  less the Ritz residual ``||S u - theta u||`` computed there too, less the rounding allowance
-  ``8 n eps ||S||`` with ``eps`` the unit roundoff of the solve's dtype
-  (:attr:`~cvxclust._array_api.Arrays.eps`): the allowance holds for float64 and is as wide as
-  float32's unit roundoff makes it (about 5e8 times wider) in float32.  Orders up to
+  :func:`~cvxclust.generic.lowrank_certificate.slack_bound`, exactly as rigorous: the Ritz value
+  ``theta = u^T S u`` of the unit vector u, computed on the device, less the Ritz residual
+  ``||S u - theta u||`` computed there too, less the rounding allowance ``8 n eps ||S||`` with
+  ``eps`` the unit roundoff of the solve's dtype (:attr:`~cvxclust._array_api.Arrays.eps`): the
+  allowance holds for float64 and is as wide as float32's unit roundoff makes it (about 5e8 times
+  wider) in float32.  Orders up to
   :data:`~cvxclust.generic.lowrank_certificate.DENSE_ORDER` write S out from n products and take
   one ``eigh`` there, as the host does.
 
@@ -49,7 +50,8 @@ from .lowrank_form import lowrank_form
 from .lowrank_oblique import LINE_SEARCH, ObliqueRun
 
 __all__ = ["LANCZOS_KEEP", "LANCZOS_STEPS", "DeviceCost", "DeviceOblique", "device_descent", "device_lanczos",
-           "device_state", "lowrank_device_bytes", "lowrank_on_device", "oblique_rank", "refuse_on_device", "square_fits"]
+           "device_state", "lowrank_device_bytes", "lowrank_on_device", "oblique_rank", "refuse_on_device",
+           "square_fits"]
 
 _TINY = 1e-300
 #: the line search of :mod:`cvxclust.generic.lowrank_oblique`: Armijo's fraction, the nonmonotone
