@@ -264,33 +264,34 @@ def device_lanczos(apply, v0, xp, *, residual: float, fraction: float = _FRACTIO
     steps = max(1, min(steps, n))
     keep = max(1, min(keep, steps - 2))
     products, kept = 0, 0
-    Q = xp.zeros((n, steps), dtype=v0.dtype, device=device_of(v0))  # the basis, written column by column
-    H = np.zeros((steps, steps))  # the projection Q^T S Q
-    Q[:, 0] = v0 / max(math.sqrt(_dot(v0, v0, xp)), _TINY)
+    # the basis as rows (each vector contiguous, as sparse products want it), written row by row
+    Q = xp.zeros((steps, n), dtype=v0.dtype, device=device_of(v0))
+    H = np.zeros((steps, steps))  # the projection Q S Q^T
+    Q[0, :] = v0 / max(math.sqrt(_dot(v0, v0, xp)), _TINY)
     for _ in range(restarts):
         for j in range(kept, steps):
-            w = apply(Q[:, j:j + 1])[:, 0]
+            w = apply(Q[j, :][:, None])[:, 0]
             products += 1
-            h = Q[:, :j + 1].T @ w
-            w = w - Q[:, :j + 1] @ h
-            correction = Q[:, :j + 1].T @ w  # the second pass, for rounding
-            w = w - Q[:, :j + 1] @ correction
+            h = Q[:j + 1, :] @ w
+            w = w - Q[:j + 1, :].T @ h
+            correction = Q[:j + 1, :] @ w  # the second pass, for rounding
+            w = w - Q[:j + 1, :].T @ correction
             H[:j + 1, j] = H[j, :j + 1] = to_numpy(h + correction)
             beta = math.sqrt(_dot(w, w, xp))
             values, vectors = np.linalg.eigh(H[:j + 1, :j + 1])
             estimate = beta * abs(float(vectors[j, 0]))
             if estimate <= max(residual, fraction * abs(float(values[0]))) or beta <= _TINY or j + 1 == steps:
                 break
-            Q[:, j + 1] = w / beta
+            Q[j + 1, :] = w / beta
         m = j + 1
-        theta, u, found = _ritz(apply, Q[:, :m] @ _on(vectors[:, 0], Q, xp), xp)
+        theta, u, found = _ritz(apply, _on(vectors[:, 0], Q, xp) @ Q[:m, :], xp)
         products += 1
         if found <= max(residual, fraction * abs(theta)) or beta <= _TINY:
             break
         # the thick restart: the smallest Ritz vectors, then the last direction (orthogonal to them)
         kept = min(keep, m - 1)
-        Q[:, :kept] = Q[:, :m] @ _on(vectors[:, :kept], Q, xp)
-        Q[:, kept] = w / beta
+        Q[:kept, :] = _on(vectors[:, :kept].T, Q, xp) @ Q[:m, :]
+        Q[kept, :] = w / beta
         H[:] = 0.0
         H[:kept, :kept] = np.diag(values[:kept])
     return theta, u, found, products
