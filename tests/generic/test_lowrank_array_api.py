@@ -158,6 +158,13 @@ def test_bad_dtypes_are_refused(on, dtype, error):
         cvxclust.solve(problem, method="lowrank", device=on("torch"), dtype=dtype)
 
 
+def test_a_bad_device_is_refused(on):
+    on("torch")  # skipped without PyTorch, which resolves device=
+    problem, _ = max_cut(n=12)
+    with pytest.raises(ValueError, match="device must be 'cpu', 'cuda', 'cuda:<index>' or a torch.device, got 'gpu0'"):
+        cvxclust.solve(problem, method="lowrank", device="gpu0")
+
+
 def test_device_memory_counts_the_factor(on, monkeypatch):
     problem, _ = max_cut(n=40)
     rank, size = 8, 8
