@@ -129,8 +129,9 @@ def run_ssc(args, env: dict) -> None:
     rows = []
     for n in args.ssc_sizes:
         for method in ["auto"] + ([args.ssc_dense_method] if n <= args.dense_max_n else []):
-            row = run_case(__file__, "ssc_case", n, method, args.tol, args.pw_time_limit, args.seed,
-                           timeout=2.0 * args.pw_time_limit + 300.0, threads=args.threads,
+            limit = args.pw_time_limit if method == "auto" else args.ssc_dense_time_limit or args.pw_time_limit
+            row = run_case(__file__, "ssc_case", n, method, args.tol, limit, args.seed,
+                           timeout=2.0 * limit + 300.0, threads=args.threads,
                            row={"n": n, "method": method})
             print(f"ssc n={n} {method} ({row.get('ran', '-')}): {row['status']} {fmt(row.get('time'), '.2f')} s",
                   file=sys.stderr, flush=True)
@@ -139,7 +140,8 @@ def run_ssc(args, env: dict) -> None:
     threads = args.threads or "the libraries' default"
     description = (
         _lowrank_ssc.__doc__.split("\n\n", 1)[0].replace("``", "`")
-        + f"\n\n`tol = residual_tol = {args.tol:g}`, time limit {args.pw_time_limit:g} s, BLAS threads "
+        + f"\n\n`tol = residual_tol = {args.tol:g}`, time limit {args.pw_time_limit:g} s (the dense method's "
+        f"{args.ssc_dense_time_limit or args.pw_time_limit:g} s), BLAS threads "
         f"{threads}.  'fit': the wall time of `fit`, the affinity and the "
         "spectral step included; 'solve': `Result.time` (from the call of `cvxclust.solve`, reading the statement "
         f"included); 'in eigh': the fit's time over that of one full numpy.linalg.eigh of the same order, "
@@ -336,6 +338,8 @@ def main(argv=None) -> int:
                         help="orders of the estimator SemidefiniteSpectralClustering(relaxation='peng-wei') fitted")
     parser.add_argument("--ssc-dense-method", default="generic", help="the estimator's dense method (n <= "
                         "--dense-max-n)")
+    parser.add_argument("--ssc-dense-time-limit", type=float, default=None,
+                        help="time limit (s) of the estimator's dense method (default: --pw-time-limit)")
     parser.add_argument("--ssc-eigh-n", type=int, default=4000, help="order of the eigh timed for the estimator's "
                         "eigh-equivalents (n^3 extrapolation)")
     parser.add_argument("--ssc-name", default="ssc_peng_wei_10k", help="the estimator's results file name")
