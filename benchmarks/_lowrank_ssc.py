@@ -126,7 +126,8 @@ def ssc_markdown(rows: list[dict], eigh: dict, dense_method: str) -> str:
     table = markdown_table(header, [
         [r["n"], r["method"], r.get("ran", "–"), fmt(r.get("time"), ".2f"), fmt(r.get("solve_time"), ".2f"),
          fmt(r.get("in_eigh"), ".2f"), fmt(r.get("solve_peak_mb", r.get("peak_rss_mb", math.nan)) / 1024, ".2f"),
-         _count(r.get("rank")), _count(r.get("eigsh")), _count(r.get("lanczos_matvecs")), fmt(r.get("objective"), ".10g"),
+         _count(r.get("rank")), _count(r.get("eigsh")), _count(r.get("lanczos_matvecs")),
+         fmt(r.get("objective"), ".10g"),
          fmt(r.get("relative_gap"), ".1e"), fmt(r.get("max_residual"), ".1e"),
          "dense" if r["method"] == dense_method else fmt(r.get("dense_difference"), ".1e"), fmt(r.get("ari"), ".3f"),
          str(r["status"]).replace("|", "/")]
@@ -135,8 +136,10 @@ def ssc_markdown(rows: list[dict], eigh: dict, dense_method: str) -> str:
     largest = max((r["n"] for r in rows if r.get("stages")), default=None)
     for r in rows:
         if r["n"] == largest and r.get("stages"):
-            parts.append(f"#### Where the time and the memory went: n = {r['n']}, {r['method']}\n\n" + markdown_table(
-                ["stage", "calls", "seconds", "share of the fit", "memory left held (GB)", "process peak at its end (GB)"],
+            title = f"#### Where the time and the memory went: n = {r['n']}, {r['method']}\n\n"
+            parts.append(title + markdown_table(
+                ["stage", "calls", "seconds", "share of the fit", "memory left held (GB)",
+                 "process peak at its end (GB)"],
                 [[label, s["calls"], fmt(s["seconds"], ".2f"), fmt(s["seconds"] / r["time"], ".0%"),
                   fmt(s["held_gb"], "+.2f"), fmt(s["peak_gb"], ".2f")] for label, s in r["stages"].items()]
                 + [["the rest (forming X = F F^T among it)", "–", fmt(rest, ".2f"), fmt(rest / r["time"], ".0%"),
