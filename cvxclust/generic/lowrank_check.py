@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..result import relative_gap
 from ..solvers import Certificate
 from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
 from .lowrank_form import trace_shift
@@ -126,9 +127,15 @@ class LowRankChecks:
     def certify(self, state, bound, final=False):
         form, kind = state.form, state.kind
         V = self._point(state)
-        state.value = abs(form.cost.inner_factor(V))
+        inner = form.cost.inner_factor(V)
+        state.value, value = abs(inner), inner + form.constant
         found = self._bound_at(state, V, state.y)
-        if found["lambda_min"] < 0 and kind.shift is not None:
+        residuals = self._residuals(state, V)
+        # not where this check stops the solve (gap and residuals met): the slack of a solution is singular,
+        # its smallest eigenvalue zero up to Lanczos's accuracy and of either sign, and a second run gains nothing
+        stops = relative_gap(value, found["bound"] + form.constant, self.gap_floor) <= self.tol \
+            and max(residuals.values()) <= self.residual_tol
+        if found["lambda_min"] < 0 and kind.shift is not None and not stops:
             # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
             move = trace_shift(kind, np.einsum("ij,ij->i", V, V), -1.01 * found["lambda_min"], form.m)
             moved = self._bound_at(state, V, state.y + move)
@@ -142,9 +149,7 @@ class LowRankChecks:
         state.start_vector = found["vector"]
         minimum = found["bound"] + form.constant
         fresh = minimum if form.sense == "minimize" else -minimum
-        value = form.cost.inner_factor(V) + form.constant
         objective = value if form.sense == "minimize" else -value
-        residuals = self._residuals(state, V)
         # the rank grows at the next step (the factor certified here is the one returned if this check stops)
         state.growth = None if final else (found, value, minimum)
         return Certificate(None, fresh, objective, residuals,

@@ -115,3 +115,14 @@ def test_random_start_stalls_where_the_spectral_one_certifies():
         random = cvxclust.solve(problem, method="lowrank", start="random", **options)
     assert random.status == "max_iter" and random.relative_gap > 0.1
     assert random.objective < spectral.objective - 1e-3 * abs(spectral.objective)
+
+
+def test_a_first_check_that_certifies_runs_lanczos_once():
+    """At the spectral start of well separated blobs the first check certifies: the slack there is
+    singular (S V = 0), its computed smallest eigenvalue a rounding below zero, and the second
+    Lanczos run after the multipliers' trace shift (for a clearly indefinite slack) is not made."""
+    problem = pc.kmeans_sdp(pc.blobs_kernel(60, 4, n_features=10, random_state=2), 4)
+    result = cvxclust.solve(problem, method="lowrank", start="spectral", tol=1e-6, residual_tol=1e-8)
+    assert result.status == "optimal" and result.relative_gap <= 1e-6 and result.iterations == 1
+    assert result.history[-1]["lambda_min"] < 0
+    assert result.extras["eigsh"] == 1
