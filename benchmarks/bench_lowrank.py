@@ -3,6 +3,7 @@ and the cvxpy solvers, in time and peak memory.
 
     python benchmarks/bench_lowrank.py                                   # the full run (hours)
     python benchmarks/bench_lowrank.py --pw-sizes 60 --mc-sizes 80 --methods auto generic alm scs   # a quick check
+    python benchmarks/bench_lowrank.py --pw-sizes --mc-sizes --ssc-sizes 2000 5000 10000 --threads 2  # the estimator
 
 The classes (seed ``--seed``), stated in plain cvxpy by :mod:`cvxclust.problem_classes`: the
 Peng-Wei k-means SDP ``kmeans_sdp(blobs_kernel(n, 10), 10)`` (10 Gaussian blobs in 10 dimensions,
@@ -16,6 +17,10 @@ the class where the problem is held dense (:func:`cvxclust.generic.choose_method
 instance of the class), and any other method of ``cvxclust.solve`` named, up to ``--dense-max-n``;
 SCS (``eps_abs = eps_rel = --tol``) and Clarabel (its default tolerances) through cvxpy up to
 ``--scs-max-n`` and ``--clarabel-max-n``.  Writes ``benchmarks/results/lowrank.{md,json,png}``.
+
+With ``--ssc-sizes``, the estimator ``SemidefiniteSpectralClustering(relaxation="peng-wei")`` on the
+same blobs with its default rbf affinity, by ``method="auto"`` and by ``--ssc-dense-method`` up to
+``--dense-max-n`` (:mod:`_lowrank_ssc`), written to ``results/<--ssc-name>.{md,json,png}``.
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _harness import (RESULTS, eigh_case, environment, fmt, markdown_table, options_record, peak_rss_kb, run_case,
-                      write_results)
+import _lowrank_ssc
+from _harness import (RESULTS, eigh_case, eigh_seconds, environment, fmt, markdown_table, options_record, peak_rss_kb,
+                      run_case, write_results)
 
 CLASSES = ("peng-wei", "max-cut")
 REFERENCES = ("scs", "clarabel")
@@ -109,6 +115,48 @@ def case(name: str, n: int, method: str, tol: float, time_limit: float, seed: in
     if n <= eigh_max_n:  # after the solve's peak is read: its n x n arrays are not the solve's
         row["eigh_time"] = eigh_case(n)["time"]
     return row
+
+
+def ssc_case(n: int, method: str, tol: float, time_limit: float, seed: int) -> dict:
+    """One fit of the estimator (:func:`_lowrank_ssc.ssc_case`), its peak counted from the data held."""
+    return _lowrank_ssc.ssc_case(n, method, tol, time_limit, seed, _reset_peak)
+
+
+def run_ssc(args, env: dict) -> None:
+    """The estimator's fits at ``--ssc-sizes`` and one eigh of order ``--ssc-eigh-n``, written to
+    ``results/<--ssc-name>``."""
+    eigh = {"n": args.ssc_eigh_n, "time": eigh_seconds(args.ssc_eigh_n, threads=args.threads)}
+    rows = []
+    for n in args.ssc_sizes:
+        for method in ["auto"] + ([args.ssc_dense_method] if n <= args.dense_max_n else []):
+            limit = args.pw_time_limit if method == "auto" else args.ssc_dense_time_limit or args.pw_time_limit
+            row = run_case(__file__, "ssc_case", n, method, args.tol, limit, args.seed,
+                           timeout=2.0 * limit + 300.0, threads=args.threads,
+                           row={"n": n, "method": method})
+            print(f"ssc n={n} {method} ({row.get('ran', '-')}): {row['status']} {fmt(row.get('time'), '.2f')} s",
+                  file=sys.stderr, flush=True)
+            rows.append(row)
+    body = _lowrank_ssc.ssc_markdown(rows, eigh, args.ssc_dense_method)
+    threads = args.threads or "the libraries' default"
+    description = (
+        _lowrank_ssc.__doc__.split("\n\n", 1)[0].replace("``", "`")
+        + f"\n\n`tol = residual_tol = {args.tol:g}`, time limit {args.pw_time_limit:g} s (the dense method's "
+        f"{args.ssc_dense_time_limit or args.pw_time_limit:g} s), BLAS threads "
+        f"{threads}.  'fit': the wall time of `fit`, the affinity and the "
+        "spectral step included; 'solve': `Result.time` (from the call of `cvxclust.solve`, reading the statement "
+        f"included); 'in eigh': the fit's time over that of one full numpy.linalg.eigh of the same order, "
+        f"extrapolated as n^3 from one eigh of order {eigh['n']} timed in the same run "
+        f"({eigh['time']:.2f} s, in its own process); 'peak': the peak resident memory of the fit's process from "
+        "the moment the data are held; 'Lanczos products': the products with the dual slack of the certificate's "
+        "smallest-eigenvalue computations ('eigsh' of them); 'rel. diff from dense': the objective's relative "
+        "difference from the dense method's at the same n; 'ARI': the adjusted Rand index of the labels against "
+        "the blobs.  The stages table times the functions that carry each stage (nested calls counted once); "
+        "'memory left held' is the resident memory after the stage less that before it."
+    )
+    write_results(args.out, args.ssc_name, "SemidefiniteSpectralClustering(relaxation=\"peng-wei\") at large n",
+                  description, body, {"options": options_record(args), "eigh": eigh, "rows": rows}, env,
+                  plot=_lowrank_ssc.ssc_plot(rows))
+    print(body)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -286,10 +334,23 @@ def main(argv=None) -> int:
     parser.add_argument("--target-method", default="lowrank", help="the method whose rows the targets read")
     parser.add_argument("--threads", type=int, default=None, help="BLAS threads of each run (default: libraries')")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ssc-sizes", type=int, nargs="*", default=[],
+                        help="orders of the estimator SemidefiniteSpectralClustering(relaxation='peng-wei') fitted")
+    parser.add_argument("--ssc-dense-method", default="generic", help="the estimator's dense method (n <= "
+                        "--dense-max-n)")
+    parser.add_argument("--ssc-dense-time-limit", type=float, default=None,
+                        help="time limit (s) of the estimator's dense method (default: --pw-time-limit)")
+    parser.add_argument("--ssc-eigh-n", type=int, default=4000, help="order of the eigh timed for the estimator's "
+                        "eigh-equivalents (n^3 extrapolation)")
+    parser.add_argument("--ssc-name", default="ssc_peng_wei_10k", help="the estimator's results file name")
     parser.add_argument("--name", default="lowrank", help="results file name (without suffix)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     env = environment(__file__, argv, args.threads)
+    if args.ssc_sizes:
+        run_ssc(args, env)
+    if not (args.pw_sizes or args.mc_sizes):
+        return 0
     sizes = {"peng-wei": args.pw_sizes, "max-cut": args.mc_sizes}
     limits = {"peng-wei": args.pw_time_limit, "max-cut": args.mc_time_limit}
     chosen = {name: run_case(__file__, "dense_case", name, args.seed, timeout=600.0, threads=args.threads)

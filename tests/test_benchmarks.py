@@ -193,3 +193,22 @@ def test_lowrank_plan_keeps_the_size_limits():
                               scs_max_n=200, clarabel_max_n=0)
     assert bench.plan(args, 200, "alm") == ["lowrank", "alm", "scs", "auto"]
     assert bench.plan(args, 10_000, "generic") == ["lowrank", "auto"]
+
+
+def test_lowrank_ssc_tables_extrapolate_eigh_and_compare_with_the_dense_fit():
+    """bench_lowrank.py --ssc-sizes: eigh-equivalents from one eigh as n^3, the objective's difference
+    from the dense fit at the same n, and the stages of the largest fit with the rest of its time."""
+    import _lowrank_ssc as ssc
+
+    stage = {"seconds": 3.0, "held_gb": 0.75, "peak_gb": 2.0, "calls": 1}
+    rows = [{"n": 2000, "method": "auto", "status": "optimal", "time": 4.0, "objective": 100.0 + 1e-3,
+             "solve_peak_mb": 512.0, "stages": {"affinity": stage}},
+            {"n": 2000, "method": "generic", "status": "optimal", "time": 400.0, "objective": 100.0,
+             "solve_peak_mb": 1024.0},
+            {"n": 4000, "method": "auto", "status": "optimal", "time": 10.0, "objective": 7.0,
+             "solve_peak_mb": 2048.0, "stages": {"affinity": stage | {"seconds": 4.0}}}]
+    text = ssc.ssc_markdown(rows, {"n": 1000, "time": 2.0}, "generic")
+    assert rows[0]["in_eigh"] == pytest.approx(4.0 / 16.0) and rows[2]["in_eigh"] == pytest.approx(10.0 / 128.0)
+    assert rows[0]["dense_difference"] == pytest.approx(1e-5) and "dense_difference" not in rows[2]
+    assert "n = 4000, auto" in text and "n = 2000, auto" not in text
+    assert "| affinity | 1 | 4.00 | 40% | +0.75 | 2.00 |" in text and "| 6.00 | 60% |" in text

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..result import relative_gap
 from ..solvers import Certificate
 from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
 from .lowrank_form import trace_shift
@@ -127,9 +128,14 @@ class LowRankChecks:
         form, kind = state.form, state.kind
         V = self._point(state)
         inner = form.cost.inner_factor(V)
-        state.value = abs(inner)
+        state.value, value = abs(inner), inner + form.constant
         found = self._bound_at(state, V, state.y)
-        if found["lambda_min"] < 0 and kind.shift is not None:
+        residuals = self._residuals(state, V)
+        # not where this check stops the solve (gap and residuals met): the slack of a solution is singular,
+        # its smallest eigenvalue zero up to Lanczos's accuracy and of either sign, and a second run gains nothing
+        stops = relative_gap(value, found["bound"] + form.constant, self.gap_floor) <= self.tol \
+            and max(residuals.values()) <= self.residual_tol
+        if found["lambda_min"] < 0 and kind.shift is not None and not stops:
             # the multipliers of a trace row with row sums are not unique: raise S where it is indefinite
             move = trace_shift(kind, np.einsum("ij,ij->i", V, V), -1.01 * found["lambda_min"], form.m)
             moved = self._bound_at(state, V, state.y + move)
@@ -139,7 +145,7 @@ class LowRankChecks:
         if state.oblique:
             self.next_gradient_tolerance(state, found["lambda_min"])
         state.start_vector = found["vector"]
-        return self.factor_certificate(state, found, inner, self._residuals(state, V), V.shape[1], final)
+        return self.factor_certificate(state, found, inner, residuals, V.shape[1], final)
 
     def next_gradient_tolerance(self, state, lambda_min: float) -> None:
         """For a fixed diagonal alone, the next gradient tolerance: below the last as the gap is above

@@ -107,7 +107,10 @@ class SemidefiniteSpectralClustering(ClusterMixin, BaseEstimator):
     -----
     **Large n.**  The affinity K is dense: at n = 10,000 it takes 800 MB, held by the estimator
     (``affinity_matrix_``).  With ``relaxation="peng-wei"`` and ``method="auto"``,
-    :func:`cvxclust.solve` chooses the method by the size of the instance; a method that returns
+    :func:`cvxclust.solve` chooses the method by the size of the instance (from n = 2000 the low-rank
+    method, started from a spectral clustering of K); while it solves, K is also held by the cvxpy
+    statement (cvxpy's constants are copies) and as the solver's cost, three copies in all.  A method
+    that returns
     the solution as a factor F (``X = F F^T``, in ``result_.extras["factor"]``) may leave
     ``result_.X`` unformed where an n x n matrix would not fit, and ``normalized_affinity_`` is
     then None.  Wherever a factor is returned, the spectral step takes the top eigenvectors of X

@@ -169,8 +169,9 @@ class PengWei(Relaxation):
         ``nonnegativity`` max(0, -min X)/max|X| and ``psd`` max(0, -lambda_min)/max|lambda|.
 
         For a factor F (``factor``; X = F F^T, symmetric and p.s.d. by construction) they are
-        computed from F: the row sums as ``F (F^T 1)``, the trace as ``||F||_F^2``, the entries'
-        least and largest magnitude over blocks of rows of ``F F^T``, never the whole n x n."""
+        computed from F: the row sums as ``F (F^T 1)``, the trace as ``||F||_F^2``, the entries' largest
+        magnitude as the largest squared row norm of F, and their least value as 0 for a nonnegative F
+        (the low-rank method's), otherwise over blocks of rows of ``F F^T``, never the whole n x n."""
         F = self._factor(X, factor)
         if F is not None:
             return self._factor_residuals(F)
@@ -187,11 +188,10 @@ class PengWei(Relaxation):
 
     def _factor_residuals(self, F: np.ndarray) -> dict[str, float]:
         rows = F @ F.sum(axis=0)
-        block = max(1, 4_000_000 // self.n)  # rows of F F^T at a time: 32 MB
-        least, largest = np.inf, 0.0
-        for start in range(0, self.n, block):
-            part = F[start:start + block] @ F.T
-            least, largest = min(least, float(part.min())), max(largest, float(np.abs(part).max()))
+        # max|F F^T| is the largest squared row norm: |<f_i, f_j>| <= ||f_i|| ||f_j|| (Cauchy-Schwarz),
+        # attained on the diagonal; a nonnegative F (the low-rank method's) has no negative entry in F F^T
+        largest = float(np.einsum("ij,ij->i", F, F).max())
+        least = 0.0 if F.min() >= 0 else self._least_entry(F)
         return {
             "row_sums": float(np.abs(rows - 1).max()),
             "trace": float(abs(np.vdot(F, F) - self.n_clusters) / self.n_clusters),
@@ -199,3 +199,8 @@ class PengWei(Relaxation):
             "nonnegativity": float(max(0.0, -least) / max(largest, 1e-300)),
             "psd": 0.0,
         }
+
+    def _least_entry(self, F: np.ndarray) -> float:
+        """The least entry of ``F F^T``, over blocks of its rows (32 MB each), never the whole n x n."""
+        block = max(1, 4_000_000 // self.n)
+        return min(float((F[start:start + block] @ F.T).min()) for start in range(0, self.n, block))

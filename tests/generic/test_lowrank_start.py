@@ -75,3 +75,54 @@ def test_start_option_is_checked():
         cvxclust.solve(max_cut, method="lowrank", start="spectral")
     # the default takes the random start where the spectral one does not apply
     assert cvxclust.solve(max_cut, method="lowrank", tol=1e-6).status == "optimal"
+
+
+@pytest.mark.parametrize("threshold, spectral", [(30, True), (31, False)])
+def test_auto_start_is_spectral_from_the_threshold_order(monkeypatch, threshold, spectral):
+    """``start="auto"`` takes the spectral start where n >= SPECTRAL_MIN_ORDER (n = 30 here, the
+    threshold lowered to 30 and 31), the random one below."""
+    from cvxclust.generic import lowrank
+
+    calls = []
+    real = lowrank.spectral_factor
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lowrank, "SPECTRAL_MIN_ORDER", threshold)
+    monkeypatch.setattr(lowrank, "spectral_factor", spy)
+    problem = pc.kmeans_sdp(pc.blobs_kernel(30, 3, random_state=5), 3)
+    result = cvxclust.solve(problem, method="lowrank", tol=1e-6)
+    assert len(calls) == (1 if spectral else 0)
+    assert result.status == "optimal"
+    # where the spectral start does not apply (max-cut), auto takes the random one whatever the order
+    calls.clear()
+    cvxclust.solve(pc.max_cut(pc.random_graph(30, 4, random_state=0)), method="lowrank", tol=1e-4)
+    assert not calls
+
+
+def test_random_start_stalls_where_the_spectral_one_certifies():
+    """Ten well separated blobs at n = 60: from a random factor the augmented Lagrangian heads for a
+    local minimum of the factored problem (its gap still about 1 after six iterations, and 0.5 after
+    thirty, the rank grown to 36), while the spectral start is the SDP's solution and is certified
+    within four."""
+    problem = pc.kmeans_sdp(pc.blobs_kernel(60, 10, n_features=10, random_state=1), 10)
+    options = {"tol": 1e-6, "residual_tol": 1e-8, "max_iter": 6}
+    spectral = cvxclust.solve(problem, method="lowrank", start="spectral", **options)
+    assert spectral.status == "optimal" and spectral.relative_gap <= 1e-6
+    with pytest.warns(ConvergenceWarning):
+        random = cvxclust.solve(problem, method="lowrank", start="random", **options)
+    assert random.status == "max_iter" and random.relative_gap > 0.1
+    assert random.objective < spectral.objective - 1e-3 * abs(spectral.objective)
+
+
+def test_a_first_check_that_certifies_runs_lanczos_once():
+    """At the spectral start of well separated blobs the first check certifies: the slack there is
+    singular (S V = 0), its computed smallest eigenvalue a rounding below zero, and the second
+    Lanczos run after the multipliers' trace shift (for a clearly indefinite slack) is not made."""
+    problem = pc.kmeans_sdp(pc.blobs_kernel(60, 4, n_features=10, random_state=2), 4)
+    result = cvxclust.solve(problem, method="lowrank", start="spectral", tol=1e-6, residual_tol=1e-8)
+    assert result.status == "optimal" and result.relative_gap <= 1e-6 and result.iterations == 1
+    assert result.history[-1]["lambda_min"] < 0
+    assert result.extras["eigsh"] == 1

@@ -55,6 +55,24 @@ def test_K_is_validated_and_symmetrised(cls):
     assert relaxation.n == 2
 
 
+@pytest.mark.parametrize("where", [(0, 1), (1, 0), (299, 2), (2, 299), (150, 280), (299, 298)])
+def test_an_asymmetry_anywhere_is_found_and_an_exactly_symmetric_K_is_held(where):
+    """The exact symmetry test compares K with its transpose panel by panel: an entry off by
+    rounding in any panel, above or below the diagonal, gets K symmetrised into a new array (the
+    caller's untouched); an exactly symmetric K is held as it is, not copied."""
+    from cvxclust.ssc import PengWei
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((300, 300))
+    K = A + A.T
+    assert PengWei(K, 3).K is K
+    K[where] += 1e-13
+    before = K.copy()
+    held = PengWei(K, 3).K
+    assert held is not K and np.array_equal(held, held.T)
+    np.testing.assert_array_equal(K, before)
+
+
 @pytest.mark.parametrize("cls", RELAXATIONS, ids=lambda c: c.name)
 @pytest.mark.parametrize("method", ["nope", "Admm", "", None, 3, ("admm",)])
 def test_unknown_method_lists_valid_methods(cls, K, method):

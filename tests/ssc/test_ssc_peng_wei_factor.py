@@ -165,6 +165,24 @@ def test_objective_and_residuals_from_a_factor_equal_those_of_f_ft():
         relaxation.objective(factor=F[:10])
 
 
+def test_residuals_of_a_nonnegative_factor_form_no_block_of_f_ft(monkeypatch):
+    """The low-rank method's factor is nonnegative: its residuals come from F's row norms, no
+    product F F^T (at n = 10,000 that took n^2 r flops), and equal those of the matrix."""
+    K = blobs_kernel(40, 3, random_state=4)
+    relaxation = PengWei(K, 3)
+    F = np.abs(_partition_factor(np.arange(40) % 3) + 0.05 * np.random.default_rng(1).standard_normal((40, 3)))
+    from_matrix = relaxation.residuals(F @ F.T)
+
+    def refuse(self, F):
+        raise AssertionError("a block of F F^T was formed for a nonnegative factor")
+
+    monkeypatch.setattr(PengWei, "_least_entry", refuse)
+    from_factor = relaxation.residuals(factor=F)
+    assert from_factor["nonnegativity"] == 0.0 and from_factor["row_sums"] > 0
+    for key, value in from_matrix.items():
+        assert from_factor[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+
+
 def test_every_method_of_cvxclust_solve_passes_through():
     """A method of cvxclust.solve that the relaxation has not registered itself (a newly
     registered one too) is accepted by name, by the estimator as well."""
