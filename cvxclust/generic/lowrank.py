@@ -429,6 +429,9 @@ class LowRank(LowRankChecks, IterativeSolver):
 
     # -- result ---------------------------------------------------------------------------------
     def run(self):
+        route = self._route()
+        if route is not type(self):
+            return route(self.relaxation, **{name: getattr(self, name) for name in self.parameters}).run()
         result = super().run()
         V = result.extras["factor"]
         form_X = self.form_X
@@ -436,6 +439,14 @@ class LowRank(LowRankChecks, IterativeSolver):
             available = available_bytes()
             form_X = available is None or square_bytes(V.shape[0]) <= available / 4
         return dataclasses.replace(result, X=V @ V.T) if form_X else result
+
+    def _route(self):
+        """The class that solves the problem: :class:`~cvxclust.generic.lowrank_penalty.DensePenalty`
+        where ``X >= 0`` stands with a fixed diagonal and no rows, else :class:`LowRank`."""
+        from .lowrank_penalty import DensePenalty, dense_penalty_applies  # it builds on this module
+
+        form = self.relaxation.standard_form()
+        return DensePenalty if dense_penalty_applies(form, lowrank_form(form)) else LowRank
 
     def extras(self, state):
         return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
