@@ -119,6 +119,11 @@ class PenaltyState(SolverState):
     products: int = 0
     outer: int = 0
     lambda_min: float = np.nan
+    #: whether the violation of X >= 0 failed to halve over an iteration whose descent converged
+    stalled: bool = False
+    max_rank: int
+    #: the eigenvector of a clearly negative smallest eigenvalue, a new column at the next step
+    growth: np.ndarray | None = None
     #: the factor of the point certified last (repaired where it was)
     point: np.ndarray | None = None
 
@@ -158,7 +163,8 @@ class DensePenalty(LowRank):
         scale = float(np.abs(C).max()) if n else 1.0
         penalty = float(self.penalty) if self.penalty is not None else max(scale, _TINY) / max(kind.diagonal.max(), _TINY)
         return PenaltyState(form=form, kind=kind, C=C, V=V, Z=np.zeros((n, n)), X=np.empty((n, n)),
-                            work=np.empty((n, n)), penalty=penalty, penalty_start=penalty, rng=rng)
+                            work=np.empty((n, n)), penalty=penalty, penalty_start=penalty, rng=rng,
+                            max_rank=self.max_rank or n)
 
     # -- the penalized objective ----------------------------------------------------------------
     @staticmethod
@@ -175,6 +181,10 @@ class DensePenalty(LowRank):
         return value, T @ V
 
     def step(self, state, iteration):
+        if state.growth is not None:  # a new column along the eigenvector, small (the rows kept on their spheres)
+            new = 1e-2 * math.sqrt(state.form.n) * state.growth[:, None] * state.kind.sqrt_diagonal[:, None]
+            state.V = np.column_stack([state.V, new])
+            state.growth = None
         deadline = time.perf_counter() + self.time_limit - self.elapsed
         scale = max(abs(state.value) if np.isfinite(state.value) else 0.0, self.gap_floor, _TINY)
         if not np.isfinite(state.value):
@@ -197,15 +207,17 @@ class DensePenalty(LowRank):
         Z -= state.penalty * X
         np.maximum(Z, 0.0, out=Z)
         violation = max(-float(X.min()), 0.0) / max(float(state.kind.diagonal.max()), _TINY)
-        if violation > max(0.5 * state.violation, 0.1 * self.residual_tol):
+        solved = run.iterations < self.inner_max_iter
+        if solved and violation > max(0.5 * state.violation, 0.1 * self.residual_tol):
             state.penalty = min(state.penalty * self.penalty_growth, 1e8 * state.penalty_start)
+        state.stalled = solved and violation > 0.5 * state.violation
         state.violation = violation
         state.gtol = max(0.3 * state.gtol, 1e-2 * self.tol)
         return {"outer": state.outer, "penalty": state.penalty, "bounds_residual": violation,
                 "descent_iterations": run.iterations, "gradient_norm": state.gradient_reached}
 
     def is_check(self, state, iteration: int) -> bool:
-        return (iteration + 1) % self.check_every == 0 and state.violation <= 1e-3
+        return (iteration + 1) % self.check_every == 0 and (state.violation <= 1e-3 or state.stalled)
 
     # -- the certificate ------------------------------------------------------------------------
     def certify(self, state, bound, final=False):
@@ -222,6 +234,10 @@ class DensePenalty(LowRank):
         state.lanczos_matvecs += found["products"]
         state.start_vector = found["vector"]
         state.lambda_min = found["lambda_min"]
+        loss = kind.tau * max(-found["lambda_min"], 0.0) / max(abs(value), self.gap_floor, _TINY)
+        if not final and loss > 0.1 * self.tol and state.V.shape[1] < state.max_rank \
+                and state.gradient_reached <= 1e-2 * loss:
+            state.growth = found["vector"]
         minimum = found["bound"] + form.constant
         fresh = minimum if form.sense == "minimize" else -minimum
         point, value = self._repaired(state, V, value, max(self.bound if form.sense == "minimize" else -self.bound,
