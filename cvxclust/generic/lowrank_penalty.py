@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._memory import check_memory, square_bytes
+from .._memory import MemoryNeed, check_memory, square_bytes
 from ..linalg import scipy_blas_threads
 from ..result import relative_gap
 from ..solvers import Certificate, SolverState
@@ -64,7 +64,8 @@ from .lowrank_certificate import SlackOperator, slack_bound
 from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent
 
-__all__ = ["DensePenalty", "PENALTY_COPIES", "dense_penalty_applies"]
+__all__ = ["DensePenalty", "PENALTY_COPIES", "check_penalty_memory", "dense_penalty_applies", "dense_slack_bound",
+           "fits_penalty", "penalized"]
 
 _TINY = 1e-300
 #: the dense ``n x n`` arrays the route holds besides the cost: the multiplier Z, ``V V^T`` and
@@ -75,6 +76,49 @@ PENALTY_COPIES = 4
 def dense_penalty_applies(form, kind: LowRankForm) -> bool:
     """Whether the route applies: ``X >= 0`` with a fixed diagonal and no rows."""
     return kind.nonnegative and kind.diagonal is not None and not form.m
+
+
+def check_penalty_memory(form, available: int | None = None) -> None:
+    """Raise :class:`~cvxclust._memory.MemoryNeed` (a ValueError) where the route's dense arrays
+    (:data:`PENALTY_COPIES`, and the cost written out where it is not held dense) would not fit in
+    the memory available; the message names the route, the order, the bytes and what to do."""
+    n = form.n
+    copies = PENALTY_COPIES + (0 if form.cost.is_dense else 1)
+    check_memory(square_bytes(n, copies), f"method='lowrank' on a problem of order {n} with X >= 0 and a fixed "
+                 f"diagonal (the multiplier of X >= 0 and {copies - 1} more dense {n} x {n} arrays)",
+                 "use method='generic' (the ADMM), or a problem of smaller order", available)
+
+
+def fits_penalty(form, available: int | None = None) -> bool:
+    """Whether the route's arrays fit in memory (:func:`check_penalty_memory`)."""
+    try:
+        check_penalty_memory(form, available)
+    except MemoryNeed:
+        return False
+    return True
+
+
+def penalized(C: np.ndarray, Z: np.ndarray, sigma: float, V: np.ndarray, X: np.ndarray | None = None,
+              T: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """``(f_sigma(V; Z), (C - max(0, Z - sigma V V^T)) V)`` (module docstring): the penalized
+    objective and half its Euclidean gradient, with ``X`` and ``T`` (``n x n``, overwritten) as
+    work arrays where given."""
+    X = np.matmul(V, V.T, out=X)
+    value = float(np.vdot(C, X))
+    T = np.multiply(X, -sigma, out=T)
+    T += Z
+    np.maximum(T, 0.0, out=T)
+    value += float(np.vdot(T, T)) / (2.0 * sigma)
+    np.subtract(C, T, out=T)
+    return value, T @ V
+
+
+def dense_slack_bound(S0: np.ndarray, w: np.ndarray, d: np.ndarray, **eigen) -> dict:
+    """The bound ``d^T w + tau min(0, lambda_min(S0 - Diag(w)))``, ``tau = sum(d)``, for
+    ``S0 = C - Z`` with any symmetric ``Z >= 0`` (module docstring), by
+    :func:`~cvxclust.generic.lowrank_certificate.slack_bound` (``eigen``: its options)."""
+    S = SlackOperator(_DenseCost(S0), _NoRows(), np.zeros(0), w)
+    return slack_bound(S, float(d @ w), float(d.sum()), float(np.linalg.norm(S0)), **eigen)
 
 
 class _DenseCost:
@@ -91,6 +135,8 @@ class _DenseCost:
 
 
 class _NoRows:
+    """No rows, for :class:`~cvxclust.generic.lowrank_certificate.SlackOperator`."""
+
     m = 0
 
 
@@ -143,10 +189,7 @@ class DensePenalty(LowRank):
             raise ValueError("the dense-multiplier route of method='lowrank' takes X >= 0 with a fixed diagonal and "
                              "no rows only")
         n = form.n
-        check_memory(square_bytes(n, PENALTY_COPIES + (0 if form.cost.is_dense else 1)),
-                     f"method='lowrank' on a problem of order {n} with X >= 0 and a fixed diagonal (the multiplier "
-                     f"of X >= 0 and about {PENALTY_COPIES} dense {n} x {n} arrays)",
-                     "use method='generic' (the ADMM), or give a problem of smaller order")
+        check_penalty_memory(form)
         if self.start == "spectral":
             raise ValueError("start='spectral' needs the k-means SDP's structure (X >= 0, a row tr X = k and the "
                              "row sums of every index); this problem lacks it (give start='random' or 'auto')")
@@ -161,24 +204,14 @@ class DensePenalty(LowRank):
         V *= (kind.sqrt_diagonal / np.maximum(np.linalg.norm(V, axis=1), _TINY))[:, None]
         C = form.cost.dense()
         scale = float(np.abs(C).max()) if n else 1.0
-        penalty = float(self.penalty) if self.penalty is not None else max(scale, _TINY) / max(kind.diagonal.max(), _TINY)
+        penalty = self.penalty if self.penalty is not None else max(scale, _TINY) / max(kind.diagonal.max(), _TINY)
         return PenaltyState(form=form, kind=kind, C=C, V=V, Z=np.zeros((n, n)), X=np.empty((n, n)),
                             work=np.empty((n, n)), penalty=penalty, penalty_start=penalty, rng=rng,
                             max_rank=self.max_rank or n)
 
-    # -- the penalized objective ----------------------------------------------------------------
     @staticmethod
     def _penalized(state, V):
-        """``(f_sigma(V; Z), (C - max(0, Z - sigma V V^T)) V)`` (module docstring)."""
-        X, T, s = state.X, state.work, state.penalty
-        np.matmul(V, V.T, out=X)
-        value = float(np.vdot(state.C, X))
-        np.multiply(X, -s, out=T)
-        T += state.Z
-        np.maximum(T, 0.0, out=T)
-        value += float(np.vdot(T, T)) / (2.0 * s)
-        np.subtract(state.C, T, out=T)
-        return value, T @ V
+        return penalized(state.C, state.Z, state.penalty, V, state.X, state.work)
 
     def step(self, state, iteration):
         if state.growth is not None:  # a new column along the eigenvector, small (the rows kept on their spheres)
@@ -224,12 +257,11 @@ class DensePenalty(LowRank):
         form, kind, V = state.form, state.kind, state.V
         S0 = state.work
         np.subtract(state.C, state.Z, out=S0)
-        w = np.einsum("ij,ij->i", S0 @ V, V) / kind.diagonal
-        S = SlackOperator(_DenseCost(S0), _NoRows(), np.zeros(0), w)
+        d = kind.diagonal
+        w = np.divide(np.einsum("ij,ij->i", S0 @ V, V), d, out=np.zeros_like(d), where=d > 0)
         value = form.cost.inner_factor(V)
         aim = 0.05 * self.tol * max(abs(value), self.gap_floor, _TINY) / kind.tau
-        found = slack_bound(S, float(kind.diagonal @ w), kind.tau, float(np.linalg.norm(S0)),
-                            random_state=state.rng, start=state.start_vector, residual=aim)
+        found = dense_slack_bound(S0, w, d, random_state=state.rng, start=state.start_vector, residual=aim)
         state.eigsh += 1
         state.lanczos_matvecs += found["products"]
         state.start_vector = found["vector"]
@@ -240,8 +272,8 @@ class DensePenalty(LowRank):
             state.growth = found["vector"]
         minimum = found["bound"] + form.constant
         fresh = minimum if form.sense == "minimize" else -minimum
-        point, value = self._repaired(state, V, value, max(self.bound if form.sense == "minimize" else -self.bound,
-                                                           minimum) if np.isfinite(self.bound) else minimum)
+        best = self.bound if form.sense == "minimize" else -self.bound
+        point, value = self._repaired(state, V, value, max(best, minimum) if np.isfinite(best) else minimum)
         state.point = point
         objective = value + form.constant
         objective = objective if form.sense == "minimize" else -objective
@@ -251,17 +283,17 @@ class DensePenalty(LowRank):
     def _repaired(self, state, V, value, minimum):
         """The factor of the point certified and its ``<C, X>``: V, or the repaired point of the
         module docstring where V V^T has negative entries and the repair's objective is within
-        tol of ``minimum`` (the best bound, in the minimized sense)."""
+        tol of ``minimum`` (the best bound on ``<C, X> + constant``, in the minimized sense)."""
         kind = state.kind
         X = state.X
         np.matmul(V, V.T, out=X)
         most = -float(X.min())
-        if most <= 0:
+        if most <= 0 or kind.diagonal.min() <= 0:
             return V, value
         t = most / (most + float(kind.diagonal.min())) * (1 + 1e-12)
         root = kind.sqrt_diagonal
         repaired_value = (1 - t) * value + t * float(root @ (state.C @ root))
-        if relative_gap(repaired_value + state.form.constant, minimum + state.form.constant, self.gap_floor) > self.tol:
+        if relative_gap(repaired_value + state.form.constant, minimum, self.gap_floor) > self.tol:
             return V, value
         return np.column_stack([math.sqrt(1 - t) * V, math.sqrt(t) * root]), repaired_value
 
