@@ -154,27 +154,26 @@ def choose_device_method(form, arrays) -> tuple[str, str]:
     return method, f"{reason} ({where})"
 
 
-#: the order from which ``"auto"`` picks ``"lowrank"`` where it takes the problem; the same where
-#: ``X >= 0`` is held by a nonnegative factor (the k-means SDP: below it the ADMM needs fewer
-#: eigendecompositions' time, ``benchmarks/results/lowrank.md``); and where ``X >= 0`` stands with
-#: a fixed diagonal and no rows (correlation clustering), held by the dense multiplier of
-#: :mod:`cvxclust.generic.lowrank_penalty` (``benchmarks/results/classes_correlation.md``)
-LOWRANK_MIN_N, LOWRANK_NONNEGATIVE_MIN_N, LOWRANK_PENALTY_MIN_N = 1000, 2000, 500
+#: the order from which ``"auto"`` picks ``"lowrank"`` where it takes the problem
+LOWRANK_MIN_N = 1000
+#: the same where ``X >= 0`` is held by a nonnegative factor (the k-means SDP): below it the
+#: ADMM needs fewer eigendecompositions' time (``benchmarks/results/lowrank.md``)
+LOWRANK_NONNEGATIVE_MIN_N = 2000
+#: the same where ``X >= 0`` stands with a fixed diagonal and no rows (correlation clustering), held by a
+#: dense multiplier (:mod:`cvxclust.generic.lowrank_penalty`, ``benchmarks/results/classes_correlation.md``)
+LOWRANK_PENALTY_MIN_N = 500
 
 
 def _lowrank_reason(form) -> str | None:
     """Why ``"lowrank"`` is picked for ``form`` (:func:`choose_method`), or None where it is not:
-    not below :data:`LOWRANK_MIN_N` (:data:`LOWRANK_NONNEGATIVE_MIN_N` with ``X >= 0`` and rows,
-    :data:`LOWRANK_PENALTY_MIN_N` with ``X >= 0``, a fixed diagonal and no rows)."""
-    if lowrank_reason(form):
+    below :data:`LOWRANK_MIN_N` (or the two orders below it)."""
+    if form.n < min(LOWRANK_MIN_N, LOWRANK_PENALTY_MIN_N) or lowrank_reason(form):
         return None
     kind = lowrank_form(form)
-    if dense_penalty_applies(form, kind):
-        if form.n < LOWRANK_PENALTY_MIN_N or not fits_penalty(form):
-            return None
+    if dense_penalty_applies(form, kind):  # correlation clustering, where its dense arrays fit
+        fits = form.n >= LOWRANK_PENALTY_MIN_N and fits_penalty(form)
         return (f"n = {form.n} >= {LOWRANK_PENALTY_MIN_N}, a linear objective, X >> 0, X >= 0 and a fixed diagonal "
-                "only (correlation clustering): lowrank, X >= 0 by a dense multiplier (its iterations cost products "
-                "with V V^T, its certificate one smallest eigenvalue)")
+                "only, X >= 0 by a dense multiplier: lowrank") if fits else None
     least = LOWRANK_NONNEGATIVE_MIN_N if kind.nonnegative else LOWRANK_MIN_N
     if form.n < least or (kind.nonnegative and kind.diagonal is not None):
         return None

@@ -119,6 +119,7 @@ def test_auto_picks_the_route_from_its_order(monkeypatch):
     monkeypatch.setattr(entry, "LOWRANK_PENALTY_MIN_N", 40)
     method, reason = entry.choose_method(form)
     assert method == "lowrank" and "dense multiplier" in reason and reason.startswith("n = 40 >= 40")
+    assert reason.endswith(": lowrank")
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         result = cvxclust.solve(_problem(40, 0), tol=TOL, residual_tol=RESIDUAL_TOL)
