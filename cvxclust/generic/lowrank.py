@@ -9,6 +9,8 @@ upper bound; the constraints must bound the trace (a fixed diagonal, a row ``tr 
 finite upper bounds on every diagonal entry).  This is max-cut, the minimum bisection,
 correlation clustering and the k-means SDP of Peng and Wei, with must-link rows and a minimum
 cluster size (``diag(X) <= 1 / m``) too.  A ValueError names the part of any other problem.
+Where ``X >= 0`` stands with a fixed diagonal and no rows (correlation clustering), the method
+runs the route of :mod:`cvxclust.generic.lowrank_penalty` (a dense multiplier of ``X >= 0``).
 
 **The factor.**  ``V`` of shape ``(n, r)``.  With a fixed diagonal ``V = Diag(sqrt(d)) U`` where
 U is W with its rows scaled to unit norm (the diagonal held exactly, the gradient by the chain

@@ -16,10 +16,13 @@ of NLR): an iteration minimizes over the spheres
 by the Riemannian gradient method of :func:`~cvxclust.generic.lowrank_oblique.oblique_descent`
 (each step one product ``V V^T`` and one with an ``n x n`` matrix, ``O(n^2 r)``), then sets
 ``Z <- max(0, Z - sigma V V^T)`` and grows ``sigma`` by ``penalty_growth`` where the violation of
-``X >= 0`` did not halve.  A multiplier of full rank is what the dual of correlation clustering
-needs (positive between clusters, where ``X = 0``): one built from the factor
-(:func:`~cvxclust.generic.lowrank_certificate.nonnegative_multiplier`) vanishes on the vectors
-orthogonal to it and cannot certify.
+``X >= 0`` did not halve over an iteration whose descent converged (within ``inner_max_iter``).
+A check comes once the violation is at most 1e-3, or where it stalls; where the slack's smallest
+eigenvalue there costs the bound more than a tenth of ``tol`` and the descent had converged,
+its eigenvector, scaled small, becomes a new column of V (up to ``max_rank``).  A multiplier of
+full rank is what the dual of correlation clustering needs (positive between clusters, where
+``X = 0``): one built from the factor (:func:`~cvxclust.generic.lowrank_certificate.nonnegative_multiplier`)
+vanishes on the vectors orthogonal to it and cannot certify.
 
 **The certificate.**  For any symmetric ``Z >= 0`` and any w, every feasible X has
 ``<Z, X> >= 0`` and ``tr X = tau = sum(d)``, so
@@ -34,10 +37,10 @@ with w from the stationarity of the unit rows, ``w_i = ((C - Z) V)_i \cdot v_i /
 
 **The point** ``V V^T`` is p.s.d. with the diagonal d to rounding; its negative entries violate
 ``X >= 0`` (the residual ``bounds``, as :meth:`~cvxclust.generic.StandardForm.residuals`
-defines it).  Where the constant ``d_max`` matrix is feasible it repairs the point exactly: with
+defines it).  Where ``d > 0`` the feasible ``sqrt(d) sqrt(d)^T`` repairs the point exactly: with
 ``t = m / (m + d_min)`` for the most negative entry ``-m``, ``(1 - t) V V^T + t sqrt(d) sqrt(d)^T``
-is p.s.d., of diagonal d and entrywise nonnegative; the certificate takes the repaired point
-where its gap is within ``tol`` (its objective differs by ``t`` times
+is p.s.d., of diagonal d and entrywise nonnegative (to the rounding of the product); the
+certificate takes the repaired point where its gap is within ``tol`` (its objective differs by ``t`` times
 ``<C, sqrt(d) sqrt(d)^T - V V^T>``), the factor then ``[sqrt(1 - t) V, sqrt(t) sqrt(d)]``.
 
 References: D. Hou, T. Tang, K.-C. Toh, "RiNNAL+: a Riemannian ALM solver for SDP-RLT
@@ -68,8 +71,8 @@ __all__ = ["DensePenalty", "PENALTY_COPIES", "check_penalty_memory", "dense_pena
            "fits_penalty", "penalized"]
 
 _TINY = 1e-300
-#: the dense ``n x n`` arrays the route holds besides the cost: the multiplier Z, ``V V^T`` and
-#: the penalty's work array, the cost written out where it is not held dense, and the point returned
+#: the dense ``n x n`` arrays the route holds besides the cost: the multiplier Z, ``V V^T``, the
+#: penalty's work array and the point returned (one more where the cost is not held dense)
 PENALTY_COPIES = 4
 
 
@@ -179,8 +182,8 @@ class DensePenalty(LowRank):
     :class:`~cvxclust.generic.lowrank.LowRank` runs on the problems it takes
     (:func:`dense_penalty_applies`), with LowRank's parameters: ``rank`` the factor's columns,
     ``inner_max_iter`` the Riemannian steps per iteration, ``penalty`` the first sigma (None: the
-    largest entry of ``|C|`` over that of d), ``penalty_growth``; ``max_rank`` is not used (the
-    rank stays), ``start`` must not be ``"spectral"``."""
+    largest entry of ``|C|`` over that of d), ``penalty_growth``, ``max_rank``; ``start`` must not
+    be ``"spectral"``.  ``extras`` as LowRank's, and ``nonnegative_multiplier``, the dense Z."""
 
     def init_state(self):
         form = self.relaxation.standard_form()
