@@ -26,12 +26,14 @@ from .dual_newton import GenericDualNewton, nearest_point_reason
 from .lowrank import LowRank
 from .lowrank_device import lowrank_on_device
 from .lowrank_form import lowrank_form, lowrank_reason
+from .lowrank_penalty import dense_penalty_applies, fits_penalty
 from .newton import GenericNewton, equality_form, inequality_rows
 from .solver import GenericSolver
 from .splitting import bounds_the_trace
 from .standard_form import standard_form
 
-__all__ = ["CvxpyRelaxation", "DENSE_COPIES", "LOWRANK_MIN_N", "LOWRANK_NONNEGATIVE_MIN_N", "check_dense_memory",
+__all__ = ["CvxpyRelaxation", "DENSE_COPIES", "LOWRANK_MIN_N", "LOWRANK_NONNEGATIVE_MIN_N", "LOWRANK_PENALTY_MIN_N",
+           "check_dense_memory",
            "choose_method", "fits_dense", "solve"]
 
 #: The peak memory of each dense method, in dense ``n x n`` arrays of floats (``8 n^2`` bytes each).
@@ -87,6 +89,10 @@ def choose_method(form) -> tuple[str, str]:
       minimum cluster size too; :mod:`cvxclust.generic.lowrank`):
       ``"lowrank"``, whose iterations cost products with the cost and a factor of X, and whose
       certificate one smallest eigenvalue (``benchmarks/results/classes.md`` and ``lowrank.md``);
+    * of order ``n >= LOWRANK_PENALTY_MIN_N``, a linear objective under ``X >> 0``, ``X >= 0`` and
+      a fixed diagonal only (correlation clustering), where its dense multiplier fits in memory:
+      ``"lowrank"`` with ``X >= 0`` held by that multiplier (:mod:`cvxclust.generic.lowrank_penalty`;
+      ``benchmarks/results/classes_correlation.md``);
     * everything else: ``"generic"``.
 
     Each method is chosen only where it takes the problem, so the choice never refuses a
@@ -159,21 +165,26 @@ LOWRANK_MIN_N = 1000
 #: the same where ``X >= 0`` is held by a nonnegative factor (the k-means SDP): below it the
 #: ADMM needs fewer eigendecompositions' time (``benchmarks/results/lowrank.md``)
 LOWRANK_NONNEGATIVE_MIN_N = 2000
+#: the same where ``X >= 0`` stands with a fixed diagonal and no rows (correlation clustering), held by a
+#: dense multiplier (:mod:`cvxclust.generic.lowrank_penalty`, ``benchmarks/results/classes_correlation.md``)
+LOWRANK_PENALTY_MIN_N = 500
 
 
 def _lowrank_reason(form) -> str | None:
     """Why ``"lowrank"`` is picked for ``form`` (:func:`choose_method`), or None where it is not:
-    not below :data:`LOWRANK_MIN_N` (:data:`LOWRANK_NONNEGATIVE_MIN_N` with ``X >= 0``), nor where
-    ``X >= 0`` stands with a fixed diagonal (correlation clustering), whose multiplier the factor
-    does not give well enough to certify."""
-    if form.n < LOWRANK_MIN_N or lowrank_reason(form):
+    below :data:`LOWRANK_MIN_N` (or the two orders below it)."""
+    if form.n < min(LOWRANK_MIN_N, LOWRANK_PENALTY_MIN_N) or lowrank_reason(form):
         return None
     kind = lowrank_form(form)
-    if kind.nonnegative and (kind.diagonal is not None or form.n < LOWRANK_NONNEGATIVE_MIN_N):
-        return None
+    if dense_penalty_applies(form, kind):  # correlation clustering, where its dense arrays fit
+        fits = form.n >= LOWRANK_PENALTY_MIN_N and fits_penalty(form)
+        return (f"n = {form.n} >= {LOWRANK_PENALTY_MIN_N}, a linear objective, X >> 0, X >= 0 and a fixed diagonal "
+                "only, X >= 0 by a dense multiplier: lowrank") if fits else None
     least = LOWRANK_NONNEGATIVE_MIN_N if kind.nonnegative else LOWRANK_MIN_N
+    if form.n < least or (kind.nonnegative and kind.diagonal is not None):
+        return None
     return (f"n = {form.n} >= {least}, a linear objective, X >> 0, rows and a bounded trace, no bound but "
-            "X >= 0 and bounds on the diagonal, X >= 0 not with a fixed diagonal: lowrank")
+            "X >= 0 and bounds on the diagonal: lowrank")
 
 
 def _alm_reason(form) -> str | None:

@@ -9,6 +9,8 @@ upper bound; the constraints must bound the trace (a fixed diagonal, a row ``tr 
 finite upper bounds on every diagonal entry).  This is max-cut, the minimum bisection,
 correlation clustering and the k-means SDP of Peng and Wei, with must-link rows and a minimum
 cluster size (``diag(X) <= 1 / m``) too.  A ValueError names the part of any other problem.
+Where ``X >= 0`` stands with a fixed diagonal and no rows (correlation clustering), the method
+runs the route of :mod:`cvxclust.generic.lowrank_penalty` (a dense multiplier of ``X >= 0``).
 
 **The factor.**  ``V`` of shape ``(n, r)``.  With a fixed diagonal ``V = Diag(sqrt(d)) U`` where
 U is W with its rows scaled to unit norm (the diagonal held exactly, the gradient by the chain
@@ -461,10 +463,21 @@ class LowRank(LowRankChecks, IterativeSolver):
         return super().certify(state, bound, final)
 
     def run(self):
+        route = self._route()
+        if route is not type(self):
+            return route(self.relaxation, **{name: getattr(self, name) for name in self.parameters}).run()
         result = super().run()
         V = result.extras["factor"]
         form_X = self.form_X if self.form_X is not None else square_fits(V)
         return dataclasses.replace(result, X=V @ V.T) if form_X else result
+
+    def _route(self):
+        """The class that solves the problem: :class:`~cvxclust.generic.lowrank_penalty.DensePenalty`
+        where ``X >= 0`` stands with a fixed diagonal and no rows, else :class:`LowRank`."""
+        from .lowrank_penalty import DensePenalty, dense_penalty_applies  # it builds on this module
+
+        form = self.relaxation.standard_form()
+        return DensePenalty if dense_penalty_applies(form, lowrank_form(form)) else LowRank
 
     def extras(self, state):
         return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,

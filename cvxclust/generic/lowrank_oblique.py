@@ -84,8 +84,14 @@ def _gradient(V: np.ndarray, CV: np.ndarray, inv_d: np.ndarray, out: np.ndarray 
     return out
 
 
+def _quadratic(matmul, V: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(<C, V V^T>, C V)``."""
+    CV = matmul(V)
+    return float(np.vdot(V, CV)), CV
+
+
 def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, max_iter: int,
-                    deadline: float = np.inf) -> ObliqueRun:
+                    deadline: float = np.inf, objective=None) -> ObliqueRun:
     """Minimize ``<C, V V^T>`` over rows of V of norms ``sqrt_d`` from V (module docstring).
 
     Parameters
@@ -102,6 +108,9 @@ def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, m
         Steps at most.
     deadline : float
         A :func:`time.perf_counter` time past which no step is begun.
+    objective : callable or None
+        ``V -> (f(V), M V)`` for another smooth ``f`` whose Euclidean gradient is ``2 M V``
+        (``matmul`` is then unused); None: ``f(V) = <C, V V^T>``, ``M = C``.
 
     Returns
     -------
@@ -117,8 +126,8 @@ def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, m
     inv_d = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)
     V = retract(np.asarray(V, dtype=float), sqrt_d)
     trial, G_trial, work = np.empty_like(V), np.empty_like(V), np.empty_like(V)
-    CV = matmul(V)
-    value = float(np.vdot(V, CV))
+    evaluate = objective or (lambda U: _quadratic(matmul, U))
+    value, CV = evaluate(V)
     G = _gradient(V, CV, inv_d)
     g2 = float(np.vdot(G, G))
     products, iterations = 1, 0
@@ -129,9 +138,8 @@ def oblique_descent(matmul, V: np.ndarray, sqrt_d: np.ndarray, *, gtol: float, m
             np.multiply(G, -step, out=trial)
             trial += V
             retract(trial, sqrt_d, out=trial)
-            C_trial = matmul(trial)
+            trial_value, C_trial = evaluate(trial)
             products += 1
-            trial_value = float(np.vdot(trial, C_trial))
             if trial_value <= reference - _ARMIJO * step * g2:
                 break
             step *= _BACKTRACK
