@@ -473,11 +473,13 @@ class LowRank(LowRankChecks, IterativeSolver):
 
     def _route(self):
         """The class that solves the problem: :class:`~cvxclust.generic.lowrank_penalty.DensePenalty`
-        where ``X >= 0`` stands with a fixed diagonal and no rows, else :class:`LowRank`."""
+        where ``X >= 0`` stands with a fixed diagonal and no rows, on the host, else :class:`LowRank`
+        (which refuses that class on a device)."""
         from .lowrank_penalty import DensePenalty, dense_penalty_applies  # it builds on this module
 
         form = self.relaxation.standard_form()
-        return DensePenalty if dense_penalty_applies(form, lowrank_form(form)) else LowRank
+        on_host = arrays_for(self.device, self.dtype).numpy
+        return DensePenalty if on_host and dense_penalty_applies(form, lowrank_form(form)) else LowRank
 
     def extras(self, state):
         return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,

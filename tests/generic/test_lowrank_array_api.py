@@ -135,8 +135,9 @@ def bisection(n=16):
 @pytest.mark.parametrize("name", FOREIGN)
 @pytest.mark.parametrize(("make", "part"), [
     (bisection, "1 constraint rows"),
-    (lambda: pc.kmeans_sdp(np.eye(6) + 0.1, 2), "no fixed diagonal and 7 constraint rows and X >= 0")],
-    ids=["rows", "k-means"])
+    (lambda: pc.kmeans_sdp(np.eye(6) + 0.1, 2), "no fixed diagonal and 7 constraint rows and X >= 0"),
+    (lambda: pc.correlation_clustering(pc.signed_graph(8, 2, flip=0.0, random_state=0)), "X >= 0")],
+    ids=["rows", "k-means", "correlation-clustering"])
 def test_other_classes_are_refused_on_a_device(on, name, make, part):
     problem = make()
     assert cvxclust.solve(problem, method="lowrank").status in ("optimal", "stalled", "max_iter")  # NumPy takes it
