@@ -102,6 +102,7 @@ from .lowrank_cost import compress_cost
 from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent
 from .lowrank_start import START_KINDS, spectral_applies, spectral_factor, stationary_multipliers
+from .sparse_product import cost_product, product_threads
 
 __all__ = ["LowRank"]
 
@@ -235,7 +236,7 @@ class LowRank(LowRankChecks, IterativeSolver):
         check_memory((12 if oblique else 30) * 8 * n * rank,
                      f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)", "give a smaller rank")
         rng = np.random.default_rng(self.random_state)
-        rows, matmul = FactorRows(form.rows), _product(form.cost)
+        rows, matmul = FactorRows(form.rows), cost_product(form.cost, product_threads())
         y = np.zeros(form.m)
         if self._spectral(kind, n):  # a spectral clustering's indicator factor (lowrank_start)
             W = spectral_factor(matmul, n, min(rank, max(1, round(kind.tau))), rng)
@@ -408,7 +409,7 @@ class LowRank(LowRankChecks, IterativeSolver):
         deadline = time.perf_counter() + self.time_limit - self.elapsed
         with scipy_blas_threads(1):
             run = oblique_descent(state.matmul, state.W, state.kind.sqrt_diagonal, gtol=state.gtol * scale,
-                                  max_iter=self.inner_max_iter, deadline=deadline)
+                                  max_iter=self.inner_max_iter, deadline=deadline, threads=product_threads())
         state.W = run.V
         state.value = abs(run.value)
         state.lbfgs_iterations += run.iterations
@@ -443,9 +444,3 @@ class LowRank(LowRankChecks, IterativeSolver):
                 "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y,
                 "diagonal_multipliers": state.w}
 
-
-def _product(cost):
-    """``V -> C @ V``: the sparse part's product itself where C is only that (no copy to add into)."""
-    if cost.dense_part is None and cost.ones == 0.0 and cost.sparse_part is not None:
-        return cost.sparse_part.__matmul__
-    return cost.matmul
