@@ -65,6 +65,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
 
+from .sparse_product import cost_product, product_threads
+
 __all__ = ["DENSE_ORDER", "SlackOperator", "nonnegative_multiplier", "slack_bound", "smallest_eigenvalue"]
 
 #: orders up to which the smallest eigenvalue is that of S written out (n products)
@@ -99,19 +101,25 @@ class SlackOperator(LinearOperator):
         ``(A, P)`` of the multiplier of ``X >= 0``, None where none.
     deflate : bool
         Whether to project onto the complement of ``1``.
+    threads : int or None
+        The threads of the products with a sparse cost
+        (:func:`~cvxclust.generic.sparse_product.cost_product`; None:
+        :func:`~cvxclust.generic.sparse_product.product_threads`).
     """
 
-    def __init__(self, cost, rows, y, w, Z=None, deflate=False):
+    def __init__(self, cost, rows, y, w, Z=None, deflate=False, threads=None):
         n = cost.n
         super().__init__(dtype=float, shape=(n, n))
         self.cost, self.rows, self.y, self.w, self.Z, self.deflate = cost, rows, y, w, Z, deflate
+        self._product = cost_product(cost, product_threads() if threads is None else threads)
         self.products = 0
 
     def _matmat(self, X):
         X = np.asarray(X, dtype=float)
         if self.deflate:
             X = X - X.mean(axis=0)
-        out = self.cost.matmul(X) - self.w[:, None] * X if X.ndim == 2 else self.cost.matmul(X) - self.w * X
+        out = self._product(X)
+        out -= self.w[:, None] * X if X.ndim == 2 else self.w * X
         if self.rows.m:
             out -= self.rows.adjoint_matmul(self.y, X)
         if self.Z is not None:

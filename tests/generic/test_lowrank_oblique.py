@@ -135,6 +135,17 @@ def test_threaded_sparse_product_equals_the_serial_one_bitwise():
         assert np.array_equal(product(V[:, 3]), C @ V[:, 3])
 
 
+def test_slack_products_in_threads_equal_the_serial_ones():
+    """The certificate's slack multiplies a sparse cost in row blocks: the same products, bit for
+    bit, with one thread or three, for Lanczos's vectors and for blocks."""
+    S, dense, _ = _slack(0)
+    threaded = SlackOperator(S.cost, S.rows, S.y, S.w, threads=3)
+    x = np.random.default_rng(0).standard_normal((N, 2))
+    serial = SlackOperator(S.cost, S.rows, S.y, S.w, threads=1)
+    assert np.array_equal(threaded @ x, serial @ x) and np.array_equal(threaded @ x[:, 0], serial @ x[:, 0])
+    np.testing.assert_allclose(serial @ x, dense @ x, rtol=1e-13, atol=1e-12)
+
+
 def test_descent_in_threads_and_chunks_reproduces_the_serial_iterates(monkeypatch):
     """The descent's arithmetic by chunks of rows over threads: the iterates do not depend on the
     threads (bit for bit, the product in row blocks too); with one chunk (the factor within
