@@ -60,6 +60,24 @@ def test_aimed_residual_is_met_and_the_bound_stays_below_the_smallest_eigenvalue
     assert residual <= 0.5 * abs(exact) and theta - residual <= exact
 
 
+def test_a_psd_claim_is_confirmed_past_the_cluster_near_zero():
+    """Near a stationary factor of rank above the solution's, S has a cluster of eigenvalues near
+    zero (the factor's columns) and a slightly negative smallest one.  A Ritz value at or above
+    zero, which would certify a p.s.d. slack, is held to the aimed residual and confirmed from a
+    fresh start: ``theta - residual`` stays below the smallest eigenvalue from every start."""
+    form = CvxpyRelaxation(pc.max_cut(pc.random_graph(N, 6, random_state=4))).standard_form()
+    V = oblique_descent(form.cost.matmul, np.random.default_rng(0).standard_normal((N, 12)), np.ones(N),
+                        gtol=2e-3, max_iter=10_000).V
+    w = np.einsum("ij,ij->i", form.cost.matmul(V), V)
+    S = SlackOperator(form.cost, FactorRows(form.rows), np.zeros(form.m), w)
+    values = np.linalg.eigvalsh(S @ np.eye(N))
+    assert values[0] < 0 and np.sum(np.abs(values) < 1e-3) >= 5  # a cluster near zero
+    aim = 1e-7
+    for seed in range(8):
+        theta, _, residual = smallest_eigenvalue(S, random_state=seed, residual=aim)
+        assert theta - residual <= values[0], seed
+
+
 def test_aimed_residual_spends_fewer_products_than_a_tight_tolerance():
     """A loose aim stops Lanczos early (the bound keeps the residual), a tight ARPACK tolerance
     runs on: the aim is what bounds the products."""
