@@ -6,13 +6,16 @@ run in threads at once, each writing its rows of one preallocated output.  Row i
 the sum over row i's nonzeros in their stored order, whichever block computes it: the threaded
 product equals the serial one bit for bit.  The blocks hold about equal numbers of nonzeros.
 
-The same blocks serve the dense arithmetic on ``(n, r)`` arrays of a step (:class:`RowBlocks`),
-whose NumPy ufuncs release the GIL too.  One pool of :func:`available_threads` workers is shared
-by every caller, so nested or successive uses do not multiply the threads; the BLAS of the
-threads' own small reductions is held to one thread while they run.
+The dense arithmetic on ``(n, r)`` arrays of a step runs over the same threads by chunks of
+rows (:class:`RowBlocks`), whose NumPy ufuncs release the GIL too.  One pool, as large as the
+most threads asked for, is shared by every caller in turn (a task run in it must not map over
+blocks itself); the BLAS of the threads' own small reductions is held to one thread while they
+run.
 
-:data:`PRODUCT_THREADS` is the number of blocks, read at each solve; one thread reproduces the
-serial arithmetic exactly.
+:data:`PRODUCT_THREADS` is the number of threads, read at each solve.  The products and the
+chunks' reductions do not depend on it, so neither do the iterates: one thread gives the same
+numbers, serially.  In processes that already share the cores (several joblib workers), set it
+to 1.
 """
 
 from __future__ import annotations
