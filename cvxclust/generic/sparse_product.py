@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+from numbers import Integral
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..linalg import blas_threads
+from ..parameters import Interval, check_parameter
 
 try:  # SciPy's kernel ``Y += A X`` into a given output; the public product allocates its own
     from scipy.sparse._sparsetools import csr_matvec, csr_matvecs
@@ -36,6 +38,9 @@ except ImportError:  # pragma: no cover - a SciPy without it: the public product
 
 __all__ = ["PRODUCT_THREADS", "RowBlocks", "SparseProduct", "available_threads", "cost_product",
            "product_threads"]
+
+
+_THREADS = Interval(Integral, 1, None, closed="left")
 
 
 def available_threads() -> int:
@@ -56,11 +61,7 @@ PRODUCT_THREADS = available_threads()
 def product_threads() -> int:
     """:data:`PRODUCT_THREADS` as it is set now, checked (a ValueError names it unless it is an
     int >= 1)."""
-    threads = PRODUCT_THREADS
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"cvxclust.generic.sparse_product.PRODUCT_THREADS must be an int >= 1 (the threads of "
-                         f"the low-rank method's products), got {threads!r}")
-    return int(threads)
+    return int(check_parameter("PRODUCT_THREADS", PRODUCT_THREADS, [_THREADS], "cvxclust.generic.sparse_product"))
 
 
 _pool: ThreadPoolExecutor | None = None
@@ -98,8 +99,7 @@ class RowBlocks:
     """
 
     def __init__(self, n: int, threads: int = 1, *, rows: int | None = None, indptr: np.ndarray | None = None):
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-            raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+        threads = check_parameter("threads", threads, [_THREADS], "RowBlocks")
         self.n = int(n)
         if rows is not None:
             edges = np.append(np.arange(0, self.n, max(1, int(rows))), self.n)

@@ -193,10 +193,10 @@ def test_descent_in_threads_and_chunks_reproduces_the_serial_iterates(monkeypatc
 def test_threads_are_checked(monkeypatch):
     from cvxclust.generic import sparse_product
 
-    with pytest.raises(ValueError, match="threads must be an int >= 1, got 0"):
+    with pytest.raises(ValueError, match=r"'threads' parameter of RowBlocks must be an int in the range .* Got 0"):
         sparse_product.RowBlocks(10, 0)
     monkeypatch.setattr(sparse_product, "PRODUCT_THREADS", 1.5)
-    with pytest.raises(ValueError, match=r"PRODUCT_THREADS must be an int >= 1 .* got 1.5"):
+    with pytest.raises(ValueError, match=r"'PRODUCT_THREADS' parameter of cvxclust.generic.sparse_product .* Got 1.5"):
         cvxclust.solve(pc.max_cut(pc.random_graph(20, 4, random_state=0)), method="lowrank")
 
 
