@@ -82,9 +82,15 @@ def _reset_peak() -> float | None:
         return None
 
 
-def case(name: str, n: int, method: str, tol: float, time_limit: float, seed: int, eigh_max_n: int) -> dict:
+def case(name: str, n: int, method: str, tol: float, time_limit: float, seed: int, eigh_max_n: int,
+         product_threads: int = 1) -> dict:
     """One solve of class ``name`` at order n by ``method``: the result's figures, the peak memory
-    of the solve and, for n <= ``eigh_max_n``, the time of one full eigh of order n."""
+    of the solve and, for n <= ``eigh_max_n``, the time of one full eigh of order n.  The low-rank
+    method's products with a sparse cost and its Riemannian steps run in ``product_threads``
+    threads (:data:`cvxclust.generic.sparse_product.PRODUCT_THREADS`)."""
+    from cvxclust.generic import sparse_product
+
+    sparse_product.PRODUCT_THREADS = product_threads
     problem = instance(name, n, seed)
     gc.collect()
     generation_peak = (peak_rss_kb() or math.nan) / 1024
@@ -333,6 +339,9 @@ def main(argv=None) -> int:
                         help="a run whose peak exceeds it is marked 'over' (recorded, not enforced)")
     parser.add_argument("--target-method", default="lowrank", help="the method whose rows the targets read")
     parser.add_argument("--threads", type=int, default=None, help="BLAS threads of each run (default: libraries')")
+    parser.add_argument("--product-threads", type=int, default=None,
+                        help="threads of the low-rank method's sparse products and Riemannian steps "
+                             "(default: the package's, the cores available)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ssc-sizes", type=int, nargs="*", default=[],
                         help="orders of the estimator SemidefiniteSpectralClustering(relaxation='peng-wei') fitted")
@@ -346,6 +355,10 @@ def main(argv=None) -> int:
     parser.add_argument("--name", default="lowrank", help="results file name (without suffix)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    if args.product_threads is None:  # recorded in the options as resolved
+        from cvxclust.generic.sparse_product import PRODUCT_THREADS
+
+        args.product_threads = PRODUCT_THREADS
     env = environment(__file__, argv, args.threads)
     if args.ssc_sizes:
         run_ssc(args, env)
@@ -362,16 +375,19 @@ def main(argv=None) -> int:
         for n in sizes[name]:
             for method in plan(args, n, dense[name]):
                 row = run_case(__file__, "case", name, n, method, args.tol, limits[name], args.seed, args.eigh_max_n,
-                               timeout=2.0 * limits[name] + slack, threads=args.threads,
+                               args.product_threads, timeout=2.0 * limits[name] + slack, threads=args.threads,
                                row={"class": name, "n": n, "method": method})
                 print(f"{name} n={n} {method} ({row.get('ran', '-')}): {row['status']} {fmt(row.get('time'), '.2f')} s "
                       f"{fmt(_gb(peak_mb(row)), '.2f')} GB", file=sys.stderr, flush=True)
                 rows.append(row)
     compare(rows, dense, args.memory_limit_gb)
+    blas = args.threads or "the libraries' default"
     description = (
         re.sub(r":\w+:`", "`", __doc__.split("\n\n", 2)[2].split("  Writes")[0])
         + f"\n\n`tol = residual_tol = {args.tol:g}`; time limits {args.pw_time_limit:g} s (Peng-Wei), "
-        f"{args.mc_time_limit:g} s (max-cut); the dense method: "
+        f"{args.mc_time_limit:g} s (max-cut); the low-rank method's sparse products and Riemannian steps in "
+        f"{args.product_threads} thread(s) (`--product-threads`), BLAS in {blas} thread(s) (`--threads`); "
+        "the dense method: "
         + ", ".join(f"{name} `{method}` ({chosen[name].get('reason', chosen[name]['status'])})"
                     for name, method in dense.items())
         + ".  'time': `Result.time`, from the call, reading the statement included ('reading': "

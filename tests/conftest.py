@@ -20,6 +20,9 @@ def pytest_configure(config):
     # workers share the cores instead of oversubscribing them (a test that needs more sets its own).
     if os.environ.get("PYTEST_XDIST_WORKER"):
         threadpool_limits(limits=1, user_api="blas")
+        from cvxclust.generic import sparse_product
+
+        sparse_product.PRODUCT_THREADS = 1  # the low-rank method's sparse products, likewise
 
 
 @pytest.fixture

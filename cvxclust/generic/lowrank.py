@@ -47,7 +47,7 @@ after a check it is the gradient reached times ``tol`` over twice the gap (the g
 the gradient), between a tenth and a half of it.
 
 **The rank** starts at ``rank`` (by default ``min(n, max(8, ceil(tau) + 2))`` for a trace row,
-``min(n, max(8, ceil(1.5 n^(1/3))))`` for a fixed diagonal alone, about the rank max-cut's
+``min(n, max(8, ceil(2.5 n^(1/3))))`` for a fixed diagonal alone, a little above the rank max-cut's
 solutions on sparse random graphs need, ``min(n, 8)`` otherwise) and grows where the
 certificate's smallest eigenvalue is clearly negative, once the rows are met to 1e-3 (for a fixed
 diagonal alone, once the bound's loss exceeds thirty times the last relative gradient norm: the
@@ -107,10 +107,11 @@ from .device import arrays_for
 from .factor_rows import FactorRows
 from .lowrank_check import LowRankChecks, shifted, signed_multipliers, violation
 from .lowrank_cost import compress_cost
-from .lowrank_device import device_state, oblique_rank, square_fits
+from .lowrank_device import device_state, square_fits
 from .lowrank_form import LowRankForm, lowrank_form
-from .lowrank_oblique import oblique_descent
+from .lowrank_oblique import oblique_descent, oblique_rank
 from .lowrank_start import START_KINDS, spectral_applies, spectral_factor, stationary_multipliers
+from .sparse_product import cost_product, product_threads
 
 __all__ = ["LowRank"]
 
@@ -261,7 +262,7 @@ class LowRank(LowRankChecks, IterativeSolver):
         check_memory((12 if oblique else 30) * 8 * n * rank,
                      f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)", "give a smaller rank")
         rng = np.random.default_rng(self.random_state)
-        rows, matmul = FactorRows(form.rows), _product(form.cost)
+        rows, matmul = FactorRows(form.rows), cost_product(form.cost, product_threads())
         y = np.zeros(form.m)
         if self._spectral(kind, n):  # a spectral clustering's indicator factor (lowrank_start)
             W = spectral_factor(matmul, n, min(rank, max(1, round(kind.tau))), rng)
@@ -435,9 +436,12 @@ class LowRank(LowRankChecks, IterativeSolver):
         scale = max(state.value, self.gap_floor, _TINY) / math.sqrt(state.kind.tau)
         deadline = time.perf_counter() + self.time_limit - self.elapsed
         with scipy_blas_threads(1):
-            run = (state.descent or oblique_descent)(state.matmul, state.W, state.kind.sqrt_diagonal,
-                                                     gtol=state.gtol * scale, max_iter=self.inner_max_iter,
-                                                     deadline=deadline)
+            options = {"gtol": state.gtol * scale, "max_iter": self.inner_max_iter, "deadline": deadline}
+            if state.descent is not None:  # on a device
+                run = state.descent(state.matmul, state.W, state.kind.sqrt_diagonal, **options)
+            else:
+                run = oblique_descent(state.matmul, state.W, state.kind.sqrt_diagonal, threads=product_threads(),
+                                      **options)
         state.W = run.V
         state.value = abs(run.value)
         state.lbfgs_iterations += run.iterations
@@ -487,9 +491,3 @@ class LowRank(LowRankChecks, IterativeSolver):
                 "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y,
                 "diagonal_multipliers": state.w}
 
-
-def _product(cost):
-    """``V -> C @ V``: the sparse part's product itself where C is only that (no copy to add into)."""
-    if cost.dense_part is None and cost.ones == 0.0 and cost.sparse_part is not None:
-        return cost.sparse_part.__matmul__
-    return cost.matmul

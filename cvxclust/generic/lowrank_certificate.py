@@ -65,6 +65,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
 
+from .sparse_product import cost_product, product_threads
+
 __all__ = ["DENSE_ORDER", "SlackOperator", "nonnegative_multiplier", "slack_bound", "smallest_eigenvalue"]
 
 #: orders up to which the smallest eigenvalue is that of S written out (n products)
@@ -99,19 +101,25 @@ class SlackOperator(LinearOperator):
         ``(A, P)`` of the multiplier of ``X >= 0``, None where none.
     deflate : bool
         Whether to project onto the complement of ``1``.
+    threads : int or None
+        The threads of the products with a sparse cost
+        (:func:`~cvxclust.generic.sparse_product.cost_product`; None:
+        :func:`~cvxclust.generic.sparse_product.product_threads`).
     """
 
-    def __init__(self, cost, rows, y, w, Z=None, deflate=False):
+    def __init__(self, cost, rows, y, w, Z=None, deflate=False, threads=None):
         n = cost.n
         super().__init__(dtype=float, shape=(n, n))
         self.cost, self.rows, self.y, self.w, self.Z, self.deflate = cost, rows, y, w, Z, deflate
+        self._product = cost_product(cost, product_threads() if threads is None else threads)
         self.products = 0
 
     def _matmat(self, X):
         X = np.asarray(X, dtype=float)
         if self.deflate:
             X = X - X.mean(axis=0)
-        out = self.cost.matmul(X) - self.w[:, None] * X if X.ndim == 2 else self.cost.matmul(X) - self.w * X
+        out = self._product(X)
+        out -= self.w[:, None] * X if X.ndim == 2 else self.w * X
         if self.rows.m:
             out -= self.rows.adjoint_matmul(self.y, X)
         if self.Z is not None:
@@ -156,12 +164,16 @@ def smallest_eigenvalue(S: SlackOperator, *, tol: float = 1e-10, random_state=No
         inside an invariant subspace does not hide the rest of the spectrum).
     residual : float or None
         The Ritz residual ``||S u - theta u||`` aimed at instead of ``tol``, or a twentieth of
-        ``|theta|`` where larger (far from optimal, the bound is then within 5% of the Ritz
-        value's): ARPACK's relative tolerance is set from it and ``|theta|`` (the start's Rayleigh
+        ``|theta|`` where larger and theta is negative (far from optimal, the bound is then within
+        5% of the Ritz value's; a theta at or above zero is held to the aim itself, since a loose
+        pair there may sit in the cluster of eigenvalues near zero that the factor's columns make,
+        above a negative smallest one): ARPACK's relative tolerance is set from it and ``|theta|`` (the start's Rayleigh
         quotient where warm, a rough first pass where cold) and tightened from the pair found
         until the residual is met (a few passes, each warm started from the last pair).  The
         residual is subtracted from ``theta`` in the bound whatever it is, so this trades no
-        rigour: it spends the matrix-vector products the bound needs and no more.
+        rigour: it spends the matrix-vector products the bound needs and no more.  A theta at or
+        above zero is confirmed by one more pass from a fresh random start at the aim, the smaller
+        Ritz value kept.
     """
     n = S.shape[0]
     if n <= DENSE_ORDER:
@@ -178,15 +190,24 @@ def smallest_eigenvalue(S: SlackOperator, *, tol: float = 1e-10, random_state=No
     # ARPACK accepts a pair of residual at most tol |theta|: the start's Rayleigh quotient guesses |theta|
     guess = abs(float(start @ (S @ start))) / float(start @ start) if warm else 0.0
     relative = max(residual / max(guess, residual), _FRACTION) if warm else _FRACTION
-    found = (-np.inf, np.zeros(n), np.inf)
-    for _ in range(_PASSES):
+    found, confirmed = (-np.inf, np.zeros(n), np.inf), False
+    for _ in range(_PASSES + 1):
         relative = float(np.clip(relative, 1e-12, 0.1))
         pass_found = _lanczos(S, v0, relative)
         if not np.isfinite(pass_found[0]):
             break
-        found = pass_found
-        accepted = max(residual, _FRACTION * abs(found[0]))
-        if found[2] <= accepted:
+        if not confirmed or pass_found[0] < found[0]:
+            found = pass_found
+        # a twentieth of |theta| only below zero: a pair at or above zero (a p.s.d. slack claimed)
+        # may lie in the cluster the factor's columns make near zero, above the smallest eigenvalue
+        accepted = max(residual, _FRACTION * abs(found[0])) if found[0] < 0 else residual
+        if found[0] >= 0 and not confirmed:
+            # confirmed from a fresh random start at the aim itself: a start near an eigenvector
+            # (the last pair) can hold Lanczos in its invariant subspace, away from a smaller one
+            confirmed, v0 = True, rng.standard_normal(n)
+            relative = residual / max(abs(found[0]), residual)
+            continue
+        if found[2] <= accepted or confirmed:
             break
         relative = min(accepted / max(abs(found[0]), residual), 0.5 * relative * accepted / found[2])
         v0 = found[1] + 1e-3 * rng.standard_normal(n) / np.sqrt(n)

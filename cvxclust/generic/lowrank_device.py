@@ -47,10 +47,10 @@ from ..solvers import Certificate
 from .device import DEVICE_COPIES, DEVICE_METHODS, moved
 from .lowrank_certificate import DENSE_ORDER
 from .lowrank_form import lowrank_form
-from .lowrank_oblique import LINE_SEARCH, ObliqueRun
+from .lowrank_oblique import LINE_SEARCH, ObliqueRun, oblique_rank
 
 __all__ = ["LANCZOS_KEEP", "LANCZOS_STEPS", "DeviceCost", "DeviceOblique", "device_descent", "device_lanczos",
-           "device_state", "lowrank_device_bytes", "lowrank_on_device", "oblique_rank", "refuse_on_device",
+           "device_state", "lowrank_device_bytes", "lowrank_on_device", "refuse_on_device",
            "square_fits"]
 
 _TINY = 1e-300
@@ -61,12 +61,6 @@ _ARMIJO, _ETA, _BACKTRACK, _MAX_BACKTRACKS = LINE_SEARCH
 LANCZOS_STEPS, LANCZOS_KEEP, _RESTARTS = 100, 30, 30
 #: the Ritz residual accepted as a fraction of |theta| (far from optimal, as on the host)
 _FRACTION = 0.05
-
-
-def oblique_rank(n: int) -> int:
-    """The starting rank of a fixed diagonal alone: ``min(n, max(8, ceil(1.5 n^(1/3))))``, about
-    the rank max-cut's solutions on sparse random graphs need."""
-    return min(n, max(8, math.ceil(1.5 * n ** (1 / 3))))
 
 
 # ----------------------------------------------------------------------------------------------

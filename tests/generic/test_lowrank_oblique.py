@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import warnings
 
+import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
@@ -58,6 +60,24 @@ def test_aimed_residual_is_met_and_the_bound_stays_below_the_smallest_eigenvalue
     assert residual <= 0.5 * abs(exact) and theta - residual <= exact
 
 
+def test_a_psd_claim_is_confirmed_past_the_cluster_near_zero():
+    """Near a stationary factor of rank above the solution's, S has a cluster of eigenvalues near
+    zero (the factor's columns) and a slightly negative smallest one.  A Ritz value at or above
+    zero, which would certify a p.s.d. slack, is held to the aimed residual and confirmed from a
+    fresh start: ``theta - residual`` stays below the smallest eigenvalue from every start."""
+    form = CvxpyRelaxation(pc.max_cut(pc.random_graph(N, 6, random_state=4))).standard_form()
+    V = oblique_descent(form.cost.matmul, np.random.default_rng(0).standard_normal((N, 12)), np.ones(N),
+                        gtol=2e-3, max_iter=10_000).V
+    w = np.einsum("ij,ij->i", form.cost.matmul(V), V)
+    S = SlackOperator(form.cost, FactorRows(form.rows), np.zeros(form.m), w)
+    values = np.linalg.eigvalsh(S @ np.eye(N))
+    assert values[0] < 0 and np.sum(np.abs(values) < 1e-3) >= 5  # a cluster near zero
+    aim = 1e-7
+    for seed in range(8):
+        theta, _, residual = smallest_eigenvalue(S, random_state=seed, residual=aim)
+        assert theta - residual <= values[0], seed
+
+
 def test_aimed_residual_spends_fewer_products_than_a_tight_tolerance():
     """A loose aim stops Lanczos early (the bound keeps the residual), a tight ARPACK tolerance
     runs on: the aim is what bounds the products."""
@@ -105,3 +125,112 @@ def test_memory_check_counts_the_copies_of_the_descent_on_the_spheres(monkeypatc
     monkeypatch.setattr(_memory, "available_bytes", lambda: 10 * copies)
     with pytest.raises(ValueError, match=r"method='lowrank' at rank 8 .* needs .* give a smaller rank"):
         cvxclust.solve(problem, method="lowrank", rank=8)
+
+
+# -- the products and the steps in row blocks over threads (cvxclust.generic.sparse_product) ----------
+def test_threaded_sparse_product_equals_the_serial_one_bitwise():
+    """Row blocks over threads give C @ V bit for bit, for a factor and a vector, into a given
+    output too; the blocks balance the nonzeros and cover every row once."""
+    from cvxclust.generic.sparse_product import SparseProduct
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    C = sp.coo_matrix((rng.standard_normal(5 * n), (rng.integers(n, size=5 * n), rng.integers(n, size=5 * n))),
+                      shape=(n, n))
+    C = (C + C.T + sp.diags(rng.standard_normal(n))).tocsr()
+    V = rng.standard_normal((n, 9))
+    serial = C @ V
+    for threads in (1, 2, 3, 7):
+        product = SparseProduct(C, threads)
+        rows = product.blocks.slices
+        assert rows[0].start == 0 and rows[-1].stop == n and all(a.stop == b.start for a, b in zip(rows, rows[1:]))
+        assert len(rows) == threads
+        counts = [C.indptr[r.stop] - C.indptr[r.start] for r in rows]
+        assert max(counts) - min(counts) <= 2 * max(np.diff(C.indptr))
+        assert np.array_equal(product(V), serial)
+        out = np.full_like(V, np.nan)
+        assert product(V, out=out) is out and np.array_equal(out, serial)
+        assert np.array_equal(product(V[:, 3]), C @ V[:, 3])
+
+
+def test_slack_products_in_threads_equal_the_serial_ones():
+    """The certificate's slack multiplies a sparse cost in row blocks: the same products, bit for
+    bit, with one thread or three, for Lanczos's vectors and for blocks."""
+    S, dense, _ = _slack(0)
+    threaded = SlackOperator(S.cost, S.rows, S.y, S.w, threads=3)
+    x = np.random.default_rng(0).standard_normal((N, 2))
+    serial = SlackOperator(S.cost, S.rows, S.y, S.w, threads=1)
+    assert np.array_equal(threaded @ x, serial @ x) and np.array_equal(threaded @ x[:, 0], serial @ x[:, 0])
+    np.testing.assert_allclose(serial @ x, dense @ x, rtol=1e-13, atol=1e-12)
+
+
+def test_descent_in_threads_and_chunks_reproduces_the_serial_iterates(monkeypatch):
+    """The descent's arithmetic by chunks of rows over threads: the iterates do not depend on the
+    threads (bit for bit, the product in row blocks too); with one chunk (the factor within
+    ``CHUNK_BYTES``) they are those of the whole-array arithmetic; smaller chunks change only the
+    rounding of the sums."""
+    from cvxclust.generic import lowrank_oblique
+    from cvxclust.generic.sparse_product import SparseProduct
+
+    form = CvxpyRelaxation(pc.max_cut(pc.random_graph(60, 6, random_state=2))).standard_form()
+    V0 = np.random.default_rng(2).standard_normal((60, 4))
+    ones = np.ones(60)
+    runs = {threads: oblique_descent(SparseProduct(form.cost.sparse_part, threads), V0, ones, gtol=1e-9,
+                                     max_iter=2000, threads=threads) for threads in (1, 3)}
+    whole = oblique_descent(form.cost.matmul, V0, ones, gtol=1e-9, max_iter=2000)
+    for run in runs.values():
+        assert run.iterations == whole.iterations and np.array_equal(run.V, whole.V) and run.value == whole.value
+    monkeypatch.setattr(lowrank_oblique, "CHUNK_BYTES", 7 * 4 * 8)  # chunks of 7 rows
+    chunked = {threads: oblique_descent(SparseProduct(form.cost.sparse_part, threads), V0, ones, gtol=0.0,
+                                        max_iter=5, threads=threads) for threads in (1, 3)}
+    assert np.array_equal(chunked[1].V, chunked[3].V) and chunked[1].value == chunked[3].value
+    first = oblique_descent(form.cost.matmul, V0, ones, gtol=0.0, max_iter=5)
+    np.testing.assert_allclose(chunked[1].V, first.V, rtol=0, atol=1e-12)
+    converged = oblique_descent(form.cost.matmul, V0, ones, gtol=1e-9, max_iter=2000, threads=3)
+    assert converged.grad_norm <= 1e-9 and abs(converged.value - whole.value) <= 1e-10 * abs(whole.value)
+
+
+def test_threads_are_checked(monkeypatch):
+    from cvxclust.generic import sparse_product
+
+    with pytest.raises(ValueError, match=r"'threads' parameter of RowBlocks must be an int in the range .* Got 0"):
+        sparse_product.RowBlocks(10, 0)
+    monkeypatch.setattr(sparse_product, "PRODUCT_THREADS", 1.5)
+    with pytest.raises(ValueError, match=r"'PRODUCT_THREADS' parameter of cvxclust.generic.sparse_product .* Got 1.5"):
+        cvxclust.solve(pc.max_cut(pc.random_graph(20, 4, random_state=0)), method="lowrank")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_max_cut_with_threads_agrees_with_alm(monkeypatch, threads):
+    """Certified optimal with the products and steps in one thread or two, within tol of the
+    optimum ``alm`` certifies (Lanczos certificate: n above the dense order)."""
+    from cvxclust.generic import sparse_product
+
+    monkeypatch.setattr(sparse_product, "PRODUCT_THREADS", threads)
+    problem = pc.max_cut(pc.random_graph(70, 5, random_state=5))
+    reference = cvxclust.solve(problem, method="alm", tol=1e-9, residual_tol=1e-9)
+    tol = 1e-6
+    result = cvxclust.solve(problem, method="lowrank", tol=tol, residual_tol=1e-9)
+    assert result.status == "optimal" and result.relative_gap <= tol
+    assert abs(result.objective - reference.objective) <= 2 * tol * abs(reference.objective)
+    assert result.dual_bound >= reference.objective - 1e-9 * abs(reference.objective)
+
+
+def test_cost_product_of_a_sparse_cost_with_other_parts_is_the_whole_cost():
+    """The low-rank method's product with a cost: the threaded sparse product only where C is its
+    sparse part alone; beside a low-rank part (a dense part compressed), ``ones`` or a dense part,
+    the whole cost's product (the sparse part's alone would descend on another objective)."""
+    from cvxclust.generic.cost import Cost
+    from cvxclust.generic.sparse_product import SparseProduct, cost_product
+
+    rng = np.random.default_rng(6)
+    n = 40
+    S = sp.random(n, n, density=0.1, random_state=6, format="csr")
+    S = S + S.T
+    U = np.linalg.qr(rng.standard_normal((n, 2)))[0]
+    V = rng.standard_normal((n, 3))
+    assert isinstance(cost_product(Cost(n, sparse=S), 2), SparseProduct)
+    for cost in (Cost(n, sparse=S, lowrank=(U, np.array([3.0, -1.0]))), Cost(n, sparse=S, ones=0.5),
+                 Cost(n, dense=np.eye(n), sparse=S)):
+        np.testing.assert_array_equal(cost_product(cost, 2)(V), cost.matmul(V))
+        assert np.abs(cost_product(cost, 2)(V) - S @ V).max() > 1e-3
