@@ -190,7 +190,9 @@ class SparseProduct:
 
 def cost_product(cost, threads: int = 1):
     """``V -> C @ V`` for a :class:`~cvxclust.generic.cost.Cost`: a :class:`SparseProduct` of its
-    sparse part where C is only that (no copy to add into), its own ``matmul`` otherwise."""
-    if cost.dense_part is None and cost.ones == 0.0 and cost.lowrank_part is None and cost.sparse_part is not None:
+    sparse part where C is only that (no copy to add into), its own ``matmul`` otherwise (also for
+    another operator with a ``matmul`` and no sparse part)."""
+    if getattr(cost, "sparse_part", None) is not None and cost.dense_part is None and cost.ones == 0.0 \
+            and cost.lowrank_part is None:
         return SparseProduct(cost.sparse_part, threads)
     return cost.matmul
