@@ -48,7 +48,8 @@ the gradient), between a tenth and a half of it.
 
 **The rank** starts at ``rank`` (by default ``min(n, max(8, ceil(tau) + 2))`` for a trace row,
 ``min(n, max(8, ceil(2.5 n^(1/3))))`` for a fixed diagonal alone, a little above the rank max-cut's
-solutions on sparse random graphs need, ``min(n, 8)`` otherwise) and grows where the
+solutions on sparse random graphs need, capped where the descent's 12 copies of the factor would
+take more than half the available memory (n = 10^6), ``min(n, 8)`` otherwise) and grows where the
 certificate's smallest eigenvalue is clearly negative, once the rows are met to 1e-3 (for a fixed
 diagonal alone, once the bound's loss exceeds thirty times the last relative gradient norm: the
 loss that a gradient not yet zero leaves measured about ten times it): its eigenvector (its
@@ -99,7 +100,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import Bounds, minimize
 
-from .._memory import check_memory
+from .._memory import available_bytes, check_memory
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval, Options
 from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
@@ -116,6 +117,8 @@ from .sparse_product import cost_product, product_threads
 __all__ = ["LowRank"]
 
 _TINY = 1e-300
+#: the copies of an ``n x r`` factor the Riemannian descent of a fixed diagonal alone holds
+OBLIQUE_COPIES = 12
 #: the order from which ``start="auto"`` is spectral (on small instances its stalls and a
 #: random start's were about as frequent; on large ones the random start stalls far from the optimum)
 SPECTRAL_MIN_ORDER = 1000
@@ -248,8 +251,11 @@ class LowRank(LowRankChecks, IterativeSolver):
             rank = min(n, max(8, math.ceil(kind.tau) + 2))
         elif form.m or kind.nonnegative:
             rank = min(n, 8)
-        else:  # a fixed diagonal alone: about the ranks max-cut's solutions of random graphs need
+        else:  # a fixed diagonal alone: about the ranks max-cut's solutions of random graphs need, where it fits
             rank = oblique_rank(n)
+            available = available_bytes()
+            if available is not None:  # the rank grows from below where the certificate asks
+                rank = max(min(rank, available // (2 * OBLIQUE_COPIES * 8 * n)), min(n, 8))
         max_rank = self.max_rank or n
         rank = min(rank, max_rank)
         oblique = kind.diagonal is not None and not form.m and not kind.nonnegative
@@ -259,7 +265,7 @@ class LowRank(LowRankChecks, IterativeSolver):
                                 gtol=np.inf, residual=0.0, max_rank=max_rank, cost_norm=form.cost.frobenius_norm(),
                                 oblique=True, **device_state(self, form, kind, rank, max_rank, arrays))
         # the factor, its gradient and L-BFGS-B's pairs (maxcor 10) and work arrays: about 30 copies (12 where oblique)
-        check_memory((12 if oblique else 30) * 8 * n * rank,
+        check_memory((OBLIQUE_COPIES if oblique else 30) * 8 * n * rank,
                      f"method='lowrank' at rank {rank} (the factor and L-BFGS-B's memory)", "give a smaller rank")
         rng = np.random.default_rng(self.random_state)
         rows, matmul = FactorRows(form.rows), cost_product(form.cost, product_threads())

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import warnings
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 import pytest
@@ -234,3 +233,27 @@ def test_cost_product_of_a_sparse_cost_with_other_parts_is_the_whole_cost():
                  Cost(n, dense=np.eye(n), sparse=S)):
         np.testing.assert_array_equal(cost_product(cost, 2)(V), cost.matmul(V))
         assert np.abs(cost_product(cost, 2)(V) - S @ V).max() > 1e-3
+
+
+def test_the_default_rank_of_a_fixed_diagonal_is_capped_by_the_memory_available(monkeypatch):
+    """Where the descent's copies of a factor at the default rank would take more than half the
+    memory available (max-cut at n = 10^6), the starting rank is what half of it holds, never below 8;
+    a rank that is given is kept."""
+    import cvxclust.generic.lowrank as lowrank
+    from cvxclust.generic.lowrank_oblique import oblique_rank
+
+    n = 300
+    problem = pc.max_cut(pc.random_graph(n, 6, random_state=0))
+
+    def starting_rank(**options):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return cvxclust.solve(problem, method="lowrank", max_iter=1, **options).extras["rank"]
+
+    assert starting_rank() == oblique_rank(n) == 17
+    per_column = 2 * lowrank.OBLIQUE_COPIES * 8 * n
+    monkeypatch.setattr(lowrank, "available_bytes", lambda: 12 * per_column + 5)
+    assert starting_rank() == 12
+    monkeypatch.setattr(lowrank, "available_bytes", lambda: per_column)
+    assert starting_rank() == 8
+    assert starting_rank(rank=10) == 10
