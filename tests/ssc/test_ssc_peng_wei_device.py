@@ -45,7 +45,7 @@ def test_refusals_name_the_argument_or_the_method(kernel):
         relaxation.objective(np.eye(24))
     with pytest.raises(ValueError, match="method='reference' reads K on the host"):
         relaxation.solve("reference")
-    with pytest.raises(ValueError, match=r"method='lowrank' runs on device=.* only where a fixed diagonal is the only constraint"):
+    with pytest.raises(ValueError, match=r"method='lowrank' runs on device=.* only where a fixed diagonal is"):
         relaxation.solve("lowrank")
     strict = pytest.importorskip("array_api_strict")
     with pytest.raises(TypeError, match="PengWei K of array_api_strict"):
