@@ -1,21 +1,18 @@
 """A cost of low rank written in cvxpy stays low rank from the statement to the low-rank method."""
 
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from clarabel_checks import REFERENCE_ACCURACY, check_bound_side, clarabel_solution
 
 import cvxclust
+from cvxclust import problem_classes as pc
 from cvxclust.generic import expression_form
 from cvxclust.generic.cost import Cost, eigen_form
 from cvxclust.generic.standard_form import standard_form
-
-sys.path.insert(0, str(Path(__file__).parent))
-from clarabel_checks import REFERENCE_ACCURACY, clarabel_solution  # noqa: E402
 
 N, R = 30, 3
 
@@ -134,3 +131,21 @@ def test_the_dense_methods_form_the_cost_where_they_need_it(method):
     optimum, _ = clarabel_solution(problem)
     result = cvxclust.solve(problem, method=method, tol=1e-7)
     assert abs(result.objective - optimum) <= 1e-5 * abs(optimum)
+
+
+def test_a_kmeans_sdp_with_a_linear_kernel_written_as_its_points_is_solved_and_certified():
+    K = pc.blobs_kernel(48, 3, n_features=2, random_state=4)
+    values, vectors = np.linalg.eigh(K)
+    Z = vectors[:, -2:] * np.sqrt(values[-2:])  # the centred points, K = Z Z^T
+    kept = Z.copy()
+    X = cp.Variable((48, 48), symmetric=True)
+    problem = cp.Problem(cp.Maximize(cp.trace(Z.T @ X @ Z)),
+                         [cp.sum(X, axis=1) == 1, cp.trace(X) == 3, X >= 0, X >> 0])
+    form = standard_form(problem)
+    assert form.cost.dense_part is None and form.cost.lowrank_part[1].size == 2
+    optimum, _ = clarabel_solution(problem)
+    result = cvxclust.solve(problem, method="lowrank", tol=1e-7, residual_tol=1e-9)
+    assert result.status == "optimal" and result.relative_gap <= 1e-7
+    assert abs(result.objective - optimum) <= (1e-7 + REFERENCE_ACCURACY) * abs(optimum)
+    check_bound_side(problem, result.dual_bound, optimum)
+    np.testing.assert_array_equal(Z, kept)
