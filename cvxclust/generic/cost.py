@@ -20,7 +20,35 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Cost"]
+__all__ = ["Cost", "eigen_form"]
+
+
+def eigen_form(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(U, s)`` with ``U diag(s) U^T = (L R^T + R L^T) / 2`` for L, R of shape ``(n, k)``, no
+    ``n x n`` array formed: a thin QR ``[L, R] = Q T`` and the eigendecomposition of the ``2k x 2k``
+    matrix ``(T_L T_R^T + T_R T_L^T) / 2``.  Eigenvalues at the level of the rounding of the
+    factorisations (the zero ones of a symmetric ``L = R``) are left out.
+
+    Parameters
+    ----------
+    left, right : ndarray of shape (n, k)
+        The factors (not modified).
+
+    Returns
+    -------
+    U : ndarray of shape (n, r)
+        Orthonormal columns, ``r <= 2k``.
+    s : ndarray of shape (r,)
+        The nonzero eigenvalues.
+    """
+    left, right = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
+    k = left.shape[1]
+    Q, T = np.linalg.qr(np.hstack([left, right]))
+    half = T[:, :k] @ T[:, k:].T
+    values, vectors = np.linalg.eigh((half + half.T) / 2)
+    largest = float(np.max(np.abs(values), initial=0.0))
+    keep = np.abs(values) > 8 * np.finfo(float).eps * max(T.shape[0], 1) * largest
+    return Q @ vectors[:, keep], values[keep]
 
 
 class Cost:

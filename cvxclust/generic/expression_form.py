@@ -15,7 +15,8 @@ import scipy.sparse as sp
 
 from . import expression_reader
 from .compact import RowSumsBlock, TotalBlock, row_sums_matrix, stack_rows
-from .expression_reader import Affine, Entries, Inner, RowSums, broadcast_entries, total_of, Unrecognised
+from .cost import eigen_form
+from .expression_reader import Affine, Entries, Inner, LowRank, RowSums, broadcast_entries, total_of, Unrecognised
 
 __all__ = ["CostTerms", "RowSumsBlock", "add_objective", "read_constraint", "row_sums_matrix", "squared_norm",
            "stack_rows", "symmetrize_in_place"]
@@ -45,7 +46,8 @@ def _add_to(C: np.ndarray, W, a: float) -> None:
 class CostTerms:
     """The objective's linear coefficient while a problem is read, as the parts of a
     :class:`~cvxclust.generic.cost.Cost`: the sparse terms (kept as they are written), the weight
-    of the all-ones matrix, and a dense part allocated on the first dense term only.
+    of the all-ones matrix, the factors of the low-rank terms, and a dense part allocated on the
+    first dense term only.
 
     Parameters
     ----------
@@ -58,11 +60,14 @@ class CostTerms:
         self.dense: np.ndarray | None = None
         self.sparse: list = []
         self.ones = 0.0
+        self.lowrank: list = []
 
     def add(self, W, a: float) -> None:
-        """Add ``a * W``: W a float (every entry W), a scipy.sparse matrix or an array that
-        broadcasts to ``(n, n)``."""
-        if sp.issparse(W):
+        """Add ``a * W``: W a float (every entry W), a scipy.sparse matrix, a
+        :class:`~cvxclust.generic.expression_reader.LowRank` or an array that broadcasts to ``(n, n)``."""
+        if isinstance(W, LowRank):
+            self.lowrank.append((a * W.left, W.right))
+        elif sp.issparse(W):
             self.sparse.append(a * sp.csr_matrix(W, dtype=float))
         elif np.ndim(W) == 0:
             self.ones += a * float(W)
@@ -82,26 +87,34 @@ class CostTerms:
             i, j = np.divmod(total.col, n)
             self.add(sp.csr_matrix((total.data, (i, j)), shape=(n, n)), a)
 
-    def parts(self) -> tuple[np.ndarray | None, sp.csr_matrix | None, float]:
-        """``(dense, sparse, ones)``, each symmetrised (``(S + S^T) / 2`` for the sparse part);
-        where a dense part is held the others are added into it (C is then that one array)."""
+    def parts(self) -> tuple[np.ndarray | None, sp.csr_matrix | None, float, tuple | None]:
+        """``(dense, sparse, ones, lowrank)``, each symmetrised (``(S + S^T) / 2`` for the sparse
+        part, ``lowrank = (U, s)`` the eigen-form of the symmetrised ``L R^T`` terms,
+        :func:`~cvxclust.generic.cost.eigen_form`); where a dense part is held the others are added
+        into it (C is then that one array)."""
         sparse = None
         if self.sparse:
             sparse = self.sparse[0]
             for term in self.sparse[1:]:
                 sparse = sparse + term
             sparse = ((sparse + sparse.T) / 2).tocsr()
+        left, right = (np.hstack([pair[i] for pair in self.lowrank]) if self.lowrank else None for i in (0, 1))
         if self.dense is None:
-            return None, sparse, self.ones
+            return None, sparse, self.ones, None if left is None else eigen_form(left, right)
         if sparse is not None:
             _add_to(self.dense, sparse, 1.0)
         if self.ones:
             self.dense += self.ones
-        return symmetrize_in_place(self.dense), None, 0.0
+        if left is not None:
+            for start in range(0, self.n, _BLOCK):
+                self.dense[start:start + _BLOCK] += left[start:start + _BLOCK] @ right.T
+        return symmetrize_in_place(self.dense), None, 0.0, None
 
     def data(self) -> list:
         """The parts' numbers, one array each (for checks of their magnitude)."""
-        return [a for a in (self.dense, *(t.data for t in self.sparse), np.array([self.ones])) if a is not None]
+        factors = [f for pair in self.lowrank for f in pair]
+        held = (self.dense, *(t.data for t in self.sparse), *factors, np.array([self.ones]))
+        return [a for a in held if a is not None]
 
 
 def add_objective(expr, X: cp.Variable, weight: float, cost: CostTerms) -> float | None:
@@ -180,7 +193,9 @@ def read_constraint(reader, constraint, name: str) -> bool:
     else:
         return False
     affine = expression_reader.read_affine(constraint.expr, X)
-    if affine is None or not np.all(np.isfinite(affine.constant)) or not all(_finite(t) for t in affine.terms):
+    if affine is None or not np.all(np.isfinite(affine.constant)) \
+            or any(isinstance(t, Inner) and isinstance(t.W, LowRank) for t in affine.terms) \
+            or not all(_finite(t) for t in affine.terms):
         return False
     b = affine.constant
     lo, hi = (side * b if np.isfinite(side) else side for side in sides)

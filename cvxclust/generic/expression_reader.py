@@ -13,14 +13,21 @@ giving one value per entry ``p`` of the expression (arrays broadcast to ``s``):
 * :class:`RowSums` ``coef[p] * sum_k X[I[p], k]``: ``sum(X, axis=0 | 1)`` (a column sum of a
   symmetric X is the row sum of the same index);
 * :class:`Inner` ``scale * <W, X>`` (a scalar expression): ``sum(...)``, ``trace(...)``,
-  ``vdot(C, X)``, ``trace(C @ X)`` (which cvxpy writes ``sum(multiply(C, X.T))``);
+  ``vdot(C, X)``, ``trace(C @ X)`` (which cvxpy writes ``sum(multiply(C, X.T))``); W is a
+  :class:`LowRank` ``L R^T`` where the statement writes a product of constants of low rank:
+  ``trace(A @ X @ B)`` (A of shape ``(r, n)``, B of shape ``(n, r)``; cvxpy writes it
+  ``sum(multiply(A @ X, B.T))``), and ``P @ Q`` of inner dimension ``r < n / 2`` in
+  ``trace(P @ Q @ X)``, ``sum(multiply(P @ Q, X))`` or ``vdot(P @ Q, X)``, neither of the
+  ``n x n`` product formed (a product NumPy evaluates, ``F @ F.T`` of two arrays, reaches cvxpy
+  as one ``n x n`` constant: ``cp.Constant(F) @ F.T`` keeps it a product);
 
 plus a constant.  Nothing of the size of X is copied to describe it: a data matrix is referred to,
 a transpose is dropped (X is symmetric, and so is every coefficient once the reader symmetrises
-it).  What it does not recognise returns None, and the coefficient backend reads that expression
-as before.  The description becomes the objective's coefficient in place, entrywise bounds (a
-whole-matrix bound updates L and U in place), or symmetrised rows built with index arithmetic
-(:mod:`cvxclust.generic.expression_form`).
+it).  A :class:`LowRank` coefficient is read in the objective only (a constraint that has one
+is read by the coefficient backend).  What it does not recognise returns None, and the
+coefficient backend reads that expression as before.  The description becomes the objective's
+coefficient in place, entrywise bounds (a whole-matrix bound updates L and U in place), or
+symmetrised rows built with index arithmetic (:mod:`cvxclust.generic.expression_form`).
 """
 
 from __future__ import annotations
@@ -44,7 +51,8 @@ from cvxpy.atoms.affine.trace import Trace
 from cvxpy.atoms.affine.transpose import transpose
 from cvxpy.atoms.affine.unary_operators import NegExpression
 
-__all__ = ["Affine", "Entries", "Inner", "RowSums", "Unrecognised", "broadcast_entries", "read_affine", "total_of"]
+__all__ = ["Affine", "Entries", "Inner", "LowRank", "RowSums", "Unrecognised", "broadcast_entries", "read_affine",
+           "total_of"]
 
 
 class Unrecognised(Exception):
@@ -73,8 +81,18 @@ class RowSums:
 
 
 @dataclass
+class LowRank:
+    """``left @ right.T``, each factor of shape ``(n, r)``: a coefficient of rank at most r held as its
+    factors (symmetrised where it is used, ``(L R^T + R L^T) / 2``)."""
+
+    left: np.ndarray
+    right: np.ndarray
+
+
+@dataclass
 class Inner:
-    """``scale * <W, X>``; ``W`` a float (every entry W), an ndarray of shape (n, n) or a sparse matrix."""
+    """``scale * <W, X>``; ``W`` a float (every entry W), an ndarray of shape (n, n), a sparse matrix
+    or a :class:`LowRank`."""
 
     W: object
     scale: float = 1.0
@@ -329,10 +347,15 @@ def _summed(expr, shape, X) -> Affine:
     if expr.axis is None and isinstance(argument, multiply):
         # vdot(C, X) is sum(multiply(conj(reshape(C)), reshape(X))): read it at the matrices' shape
         left, right = (a.args[0] if isinstance(a, conj) else a for a in argument.args)
-        if isinstance(left, reshape) and isinstance(right, reshape) and left.order == right.order \
-                and left.args[0].shape == right.args[0].shape:
-            inner = left.args[0].shape
-            return total_of(_product(left.args[0], right.args[0], inner, X, matrix=False), shape, X.shape[0])
+        vdot = isinstance(left, reshape) and isinstance(right, reshape) and left.order == right.order \
+            and left.args[0].shape == right.args[0].shape
+        if vdot:
+            left, right = left.args[0], right.args[0]
+        term = _lowrank_inner(left, right, X)
+        if term is not None:
+            return Affine(shape, [term])
+        if vdot:
+            return total_of(_product(left, right, left.shape, X, matrix=False), shape, X.shape[0])
     affine = _read(argument, X)
     n = X.shape[0]
     if expr.axis is None:
@@ -340,6 +363,49 @@ def _summed(expr, shape, X) -> Affine:
     if not isinstance(expr.axis, (int, np.integer)):
         raise Unrecognised
     return _axis_sums(affine, expr.axis, shape, n)
+
+
+def _is_variable(expr, X) -> bool:
+    """Whether ``expr`` is X or its transpose (the same, X being symmetric)."""
+    if isinstance(expr, transpose) and expr.axes is None:
+        expr = expr.args[0]
+    return isinstance(expr, cp.Variable) and expr.id == X.id
+
+
+def _factor(expr, shape) -> np.ndarray | None:
+    """The value of the constant ``expr`` as an array of ``shape`` (None where it is not one)."""
+    value = _value(expr)
+    if sp.issparse(value):
+        value = value.toarray()
+    return value if np.shape(value) == shape else None
+
+
+def _lowrank_inner(left, right, X) -> Inner | None:
+    """``<W, X>`` with W a :class:`LowRank`, where ``sum(multiply(left, right))`` is the inner product
+    of X with a product of constants of inner dimension ``r < n / 2``: X times ``P @ Q``, or ``A @ X``
+    (``X @ B``) times a constant M (``<A^T M, X>``, ``<M B^T, X>``); None otherwise (transposes of X
+    and of the product are dropped: X is symmetric)."""
+    n = X.shape[0]
+    for const, other in ((left, right), (right, left)):
+        if not const.is_constant() or other.is_constant():
+            continue
+        product = const.args[0] if isinstance(const, transpose) and const.axes is None else const
+        if _is_variable(other, X) and isinstance(product, MulExpression) and product.shape == (n, n) \
+                and all(a.is_constant() and a.ndim == 2 for a in product.args) and 2 * product.args[0].shape[1] < n:
+            P, Q = product.args
+            r = P.shape[1]
+            P, Q = _factor(P, (n, r)), _factor(Q, (r, n))
+            return None if P is None or Q is None else Inner(LowRank(P, Q.T))
+        if not isinstance(other, MulExpression) or other.ndim != 2 or const.shape != other.shape:
+            continue
+        A, B = other.args
+        if A.is_constant() and _is_variable(B, X) and 2 * A.shape[0] < n:  # A @ X, of shape (r, n)
+            A, M = _factor(A, other.shape), _factor(const, other.shape)
+            return None if A is None or M is None else Inner(LowRank(A.T, M.T))
+        if B.is_constant() and _is_variable(A, X) and 2 * B.shape[1] < n:  # X @ B, of shape (n, r)
+            B, M = _factor(B, other.shape), _factor(const, other.shape)
+            return None if B is None or M is None else Inner(LowRank(M, B))
+    return None
 
 
 def _axis_sums(affine: Affine, axis: int, shape, n: int) -> Affine:

@@ -446,10 +446,10 @@ class _Reader:
         rows = Rows(self.rows, n)
         lo = np.concatenate(self.lo) if self.lo else np.zeros(0)
         hi = np.concatenate(self.hi) if self.hi else np.zeros(0)
-        dense, sparse, ones = self.cost.parts()
+        dense, sparse, ones, lowrank = self.cost.parts()
         _check_magnitude("the bounds on X", [L, U])
         _check_magnitude("the constraints", [*rows.data(), lo, hi])
-        return StandardForm(n=n, sense=sense, c=float(self.c), cost=Cost(n, dense, sparse, ones),
+        return StandardForm(n=n, sense=sense, c=float(self.c), cost=Cost(n, dense, sparse, ones, lowrank),
                             constant=float(self.constant), psd=self.psd, L=L, U=U, rows=rows, lo=lo, hi=hi,
                             variable=self.X)
 
