@@ -240,11 +240,7 @@ class LowRank(LowRankChecks, IterativeSolver):
         form = dataclasses.replace(form, cost=compress_cost(form.cost))
         kind = lowrank_form(form)
         n = form.n
-        for name in ("rank", "max_rank"):
-            value = getattr(self, name)
-            if value is not None and value > n:
-                raise ValueError(f"{name}={value} exceeds the order n={n} of X: a factor of X has at most n "
-                                 f"columns (give {name} <= {n}, or None)")
+        self._check_ranks(n)
         if self.rank:
             rank = self.rank
         elif kind.trace_row:
@@ -296,6 +292,14 @@ class LowRank(LowRankChecks, IterativeSolver):
         if kind.deflate:
             state.shift = np.zeros(W.shape[1])
         return state
+
+    def _check_ranks(self, n: int) -> None:
+        """A ValueError where ``rank`` or ``max_rank`` exceeds the order n of X."""
+        for name in ("rank", "max_rank"):
+            value = getattr(self, name)
+            if value is not None and value > n:
+                raise ValueError(f"{name}={value} exceeds the order n={n} of X: a factor of X has at most n "
+                                 f"columns (give {name} <= {n}, or None)")
 
     def _spectral(self, kind, n: int) -> bool:
         """Whether the start is spectral (:mod:`cvxclust.generic.lowrank_start`): by default where it

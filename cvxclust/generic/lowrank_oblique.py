@@ -51,9 +51,9 @@ LINE_SEARCH = (_ARMIJO, _ETA, _BACKTRACK, _MAX_BACKTRACKS)
 OBLIQUE_RANK_FACTOR = 2.5
 
 
-def oblique_rank(n: int) -> int:
-    """The starting rank of a fixed diagonal alone: ``min(n, max(8, ceil(OBLIQUE_RANK_FACTOR n^(1/3))))``."""
-    return min(n, max(8, math.ceil(OBLIQUE_RANK_FACTOR * n ** (1 / 3))))
+def oblique_rank(n: int, factor: float = OBLIQUE_RANK_FACTOR) -> int:
+    """The starting rank of a fixed diagonal alone: ``min(n, max(8, ceil(factor n^(1/3))))``."""
+    return min(n, max(8, math.ceil(factor * n ** (1 / 3))))
 
 
 @dataclass

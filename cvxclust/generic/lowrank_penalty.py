@@ -65,7 +65,7 @@ from ..solvers import Certificate, SolverState
 from .lowrank import LowRank
 from .lowrank_certificate import SlackOperator, slack_bound
 from .lowrank_form import LowRankForm, lowrank_form
-from .lowrank_oblique import oblique_descent
+from .lowrank_oblique import oblique_descent, oblique_rank
 
 __all__ = ["DensePenalty", "PENALTY_COPIES", "check_penalty_memory", "dense_penalty_applies", "dense_slack_bound",
            "fits_penalty", "penalized"]
@@ -74,6 +74,8 @@ _TINY = 1e-300
 #: the dense ``n x n`` arrays the route holds besides the cost: the multiplier Z, ``V V^T``, the
 #: penalty's work array and the point returned (one more where the cost is not held dense)
 PENALTY_COPIES = 4
+#: the starting rank is this times ``n^(1/3)`` (:func:`~cvxclust.generic.lowrank_oblique.oblique_rank`)
+PENALTY_RANK_FACTOR = 1.5
 
 
 def dense_penalty_applies(form, kind: LowRankForm) -> bool:
@@ -196,12 +198,8 @@ class DensePenalty(LowRank):
         if self.start == "spectral":
             raise ValueError("start='spectral' needs the k-means SDP's structure (X >= 0, a row tr X = k and the "
                              "row sums of every index); this problem lacks it (give start='random' or 'auto')")
-        for name in ("rank", "max_rank"):
-            value = getattr(self, name)
-            if value is not None and value > n:
-                raise ValueError(f"{name}={value} exceeds the order n={n} of X: a factor of X has at most n "
-                                 f"columns (give {name} <= {n}, or None)")
-        rank = self.rank or min(n, max(8, math.ceil(1.5 * n ** (1 / 3))))
+        self._check_ranks(n)
+        rank = self.rank or oblique_rank(n, PENALTY_RANK_FACTOR)
         rng = np.random.default_rng(self.random_state)
         V = rng.standard_normal((n, rank))
         V *= (kind.sqrt_diagonal / np.maximum(np.linalg.norm(V, axis=1), _TINY))[:, None]
@@ -280,7 +278,8 @@ class DensePenalty(LowRank):
         state.point = point
         objective = value + form.constant
         objective = objective if form.sense == "minimize" else -objective
-        return Certificate(None, fresh, objective, self._residuals(state, point),
+        # state.X holds V V^T from the repair's test: formed again only for a repaired point
+        return Certificate(None, fresh, objective, self._residuals(state, point, formed=point is V),
                            {"lambda_min": found["lambda_min"], "rank": point.shape[1]})
 
     def _repaired(self, state, V, value, minimum):
@@ -300,12 +299,14 @@ class DensePenalty(LowRank):
             return V, value
         return np.column_stack([math.sqrt(1 - t) * V, math.sqrt(t) * root]), repaired_value
 
-    def _residuals(self, state, V) -> dict:
+    def _residuals(self, state, V, formed: bool = False) -> dict:
         """The residuals of ``X = V V^T`` as :meth:`~cvxclust.generic.StandardForm.residuals`
-        defines them: the diagonal's deviation and the negative entries (over ``max |X|``)."""
+        defines them: the diagonal's deviation and the negative entries (over ``max |X|``);
+        ``formed``: ``state.X`` already holds ``V V^T``."""
         d = state.kind.diagonal
         X = state.X
-        np.matmul(V, V.T, out=X)
+        if not formed:
+            np.matmul(V, V.T, out=X)
         diagonal = np.diagonal(X)
         scale = max(float(np.abs(X).max()), _TINY)
         bounds = max(float((np.abs(diagonal - d) / np.maximum(d, scale)).max()), -float(X.min()) / scale, 0.0)
