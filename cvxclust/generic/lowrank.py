@@ -17,6 +17,28 @@ U is W with its rows scaled to unit norm (the diagonal held exactly, the gradien
 rule, as Burer and Monteiro do); with ``X >= 0`` the factor is nonnegative (bounds of L-BFGS-B),
 so that ``X >= 0`` holds exactly, the route of NLR and RiNNAL+.
 
+**X >= 0 by a dense multiplier** (``nonnegative="multiplier"`` from the start; ``"auto"``, the
+default, from the check that ends :data:`~cvxclust.generic.lowrank_check.STALLED_CHECKS` checks
+in a row whose gap did not halve and is above ``tol`` and
+:data:`~cvxclust.generic.lowrank_check.STALLED_GAP`, up to order :data:`DENSE_MULTIPLIER_MAX_N`
+where its ``n x n`` arrays fit, the multiplier then starting from the one built from the factor).
+A nonnegative factor restricts X to the completely positive matrices of its rank, where a random
+start can stall at a local optimum, and the multiplier of ``X >= 0`` built from it vanishes off
+its range (the certificate's limit, :mod:`cvxclust.generic.lowrank_certificate`).  Here the
+factor has any sign and ``X >= 0`` enters the augmented Lagrangian with a multiplier ``Z >= 0``
+of full size, the penalty route of NLR and RiNNAL+ (:func:`~cvxclust.generic.lowrank_check.nonnegative_term`):
+
+.. math::
+
+    L_s(V; y, Z) + \tfrac{1}{2s}\|\max(0, Z - s\,VV^\top)\|_F^2,\qquad
+    \text{gradient term } -2\max(0, Z - s\,VV^\top)\,V,
+
+with ``Z <- max(0, Z - s V V^T)`` after each run, and the certificate's dual slack
+``C - A^*(y) - Diag(w) - Z``.  Each evaluation costs ``O(n^2 r)``.  The penalty and the rank grow
+only after an inner run that converged (before, a residual that did not halve or a negative
+eigenvalue is Z's lag, not a missing column's), the penalty to :data:`MULTIPLIER_PENALTY_CAP`
+times its start, and the rank by the eigenvector alone.
+
 **The rows** by an augmented Lagrangian on V,
 
 .. math::
@@ -35,7 +57,7 @@ L-BFGS-B on ``L_s`` warm started from the last factor (its gradient tolerance sh
 iteration to the next), then ``y <- y - s r`` (for an inequality ``mu <- max(0, mu + s g)``), and
 ``s`` grown by ``penalty_growth`` where the
 relative residual did not fall below half its last value and is above a tenth of
-``residual_tol`` (at most a million times its start).  Where a row ``1^T X 1 = 0`` forces
+``residual_tol`` (at most :data:`PENALTY_CAP` times its start).  Where a row ``1^T X 1 = 0`` forces
 ``X 1 = 0`` (the minimum bisection), it is held instead as the linear constraint ``V^T 1 = 0``
 on the factor, whose multiplier is well defined, and the point is moved onto it exactly.
 
@@ -100,7 +122,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import Bounds, minimize
 
-from .._memory import available_bytes, check_memory
+from .._memory import available_bytes, check_memory, square_bytes
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval, Options
 from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
@@ -110,6 +132,7 @@ from .lowrank_check import LowRankChecks, shifted, signed_multipliers, violation
 from .lowrank_cost import compress_cost
 from .lowrank_device import device_state, square_fits
 from .lowrank_form import LowRankForm, lowrank_form
+from .lowrank_lagrangian import FactorLagrangian
 from .lowrank_oblique import oblique_descent, oblique_rank
 from .lowrank_start import START_KINDS, spectral_applies, spectral_factor, stationary_multipliers
 from .sparse_product import cost_product, product_threads
@@ -122,6 +145,11 @@ OBLIQUE_COPIES = 12
 #: the order from which ``start="auto"`` is spectral (on small instances its stalls and a
 #: random start's were about as frequent; on large ones the random start stalls far from the optimum)
 SPECTRAL_MIN_ORDER = 1000
+#: the order up to which ``nonnegative="auto"`` hands ``X >= 0`` to a dense multiplier where the bound stalls
+DENSE_MULTIPLIER_MAX_N = 1000
+#: the largest penalty over the first; lower with a dense multiplier of ``X >= 0``, whose term over
+#: ``n^2`` entries a larger one conditions too badly for L-BFGS-B (measured on k-means SDPs with rows)
+PENALTY_CAP, MULTIPLIER_PENALTY_CAP = 1e6, 1e4
 
 
 @dataclass(kw_only=True, eq=False)
@@ -163,9 +191,21 @@ class LowRankState(SolverState):
     #: on a device, its parts (:class:`~cvxclust.generic.lowrank_device.DeviceOblique`) and descent
     device: object = None
     descent: object = None
+    #: the dense multiplier of X >= 0 where the augmented Lagrangian holds it (``nonnegative``), and
+    #: two ``n x n`` work arrays
+    Z: np.ndarray | None = None
+    work: tuple = ()
+    #: whether the last inner run converged (within ``inner_max_iter``)
+    converged: bool = True
+    #: whether a stalled bound hands X >= 0 to a dense multiplier (``nonnegative="auto"``), the gap of the
+    #: last check, and the multiplier to start from where it does (at the next step)
+    switchable: bool = False
+    last_gap: float = np.inf
+    stalled: int = 0
+    switch: object = None
 
 
-class LowRank(LowRankChecks, IterativeSolver):
+class LowRank(LowRankChecks, FactorLagrangian, IterativeSolver):
     r"""The low-rank augmented Lagrangian method of :mod:`cvxclust.generic.lowrank`.
 
     Parameters
@@ -183,6 +223,13 @@ class LowRank(LowRankChecks, IterativeSolver):
         The largest rank (None: n); at most n.
     random_state : int, Generator or None
         The random start of the factor and of Lanczos (0 by default: a solve is reproducible).
+    nonnegative : {"auto", "factor", "multiplier"}
+        How ``X >= 0`` is held (module docstring): ``"factor"``, a nonnegative factor (memory
+        ``O(n r)``); ``"multiplier"``, a factor of any sign and a dense multiplier (four ``n x n``
+        arrays); ``"auto"`` (the default), the nonnegative factor until its bound stalls, then the
+        multiplier, up to order :data:`DENSE_MULTIPLIER_MAX_N` where it fits.  Where a fixed
+        diagonal stands without rows, ``"auto"`` and ``"multiplier"`` take the route of
+        :mod:`cvxclust.generic.lowrank_penalty`.  Ignored where ``X >= 0`` does not stand.
     start : {"auto", "random", "spectral"}
         The factor's start: ``"spectral"``, a spectral clustering's normalised indicator factor
         with the row multipliers it leaves stationary, for the k-means SDP of Peng and Wei
@@ -229,6 +276,7 @@ class LowRank(LowRankChecks, IterativeSolver):
         "penalty": Param(None, [None, *POSITIVE]),
         "penalty_growth": Param(4.0, [Interval(Real, 1, None, closed="left")]),
         "start": Param("auto", [Options(*START_KINDS)]),
+        "nonnegative": Param("auto", [Options("auto", "factor", "multiplier")]),
         "device": Param(None, [object]),
         "dtype": Param(None, [None, object]),
     }
@@ -283,6 +331,9 @@ class LowRank(LowRankChecks, IterativeSolver):
                            ([violation(np.einsum("ij,ij->i", V, V), *kind.box)] if kind.box is not None else []))
         if kind.box is not None:
             state.w = np.zeros(n)
+        state.switchable = self._dense_multiplier(form, kind)
+        if state.switchable and self.nonnegative == "multiplier":
+            self._hold_by_multiplier(state, np.zeros((n, n)))
         if self.penalty is not None:
             state.penalty = float(self.penalty)
         else:  # the penalty term as large as the objective's scale at the start
@@ -312,6 +363,28 @@ class LowRank(LowRankChecks, IterativeSolver):
             return spectral_applies(kind) and n >= SPECTRAL_MIN_ORDER
         return self.start == "spectral"
 
+    def _dense_multiplier(self, form, kind) -> bool:
+        """Whether ``X >= 0`` may be held by a dense multiplier (``nonnegative``): ``"multiplier"``
+        (its memory checked), ``"factor"`` never, ``"auto"`` up to order :data:`DENSE_MULTIPLIER_MAX_N`
+        where its arrays fit; never where ``X >= 0`` does not stand."""
+        if not kind.nonnegative or self.nonnegative == "factor":
+            return False
+        need = square_bytes(form.n, 4)  # Z, two work arrays and Z's update
+        what = f"the dense multiplier of X >= 0 at order {form.n} (four {form.n} x {form.n} arrays)"
+        if self.nonnegative == "multiplier":
+            check_memory(need, what, "give nonnegative='factor'")
+            return True
+        available = available_bytes()
+        return form.n <= DENSE_MULTIPLIER_MAX_N and (available is None or need <= available // 2)
+
+    @staticmethod
+    def _hold_by_multiplier(state, Z) -> None:
+        """From here on ``X >= 0`` is held by the dense multiplier Z (a factor of any sign), the
+        penalty's cap counted from the penalty now."""
+        n = state.form.n
+        state.Z, state.work = Z, (np.empty((n, n)), np.empty((n, n)))
+        state.penalty_start, state.residual, state.switch = state.penalty, np.inf, None
+
     def size(self) -> int:
         return 0  # thin products only: one BLAS thread is the package's policy below order 1500
 
@@ -325,75 +398,21 @@ class LowRank(LowRankChecks, IterativeSolver):
             return super().is_check(state, iteration) and state.gradient_reached <= max(3e-4, 0.1 * self.tol)
         return super().is_check(state, iteration) and state.residual <= 1e-3
 
-    # -- the factor -----------------------------------------------------------------------------
-    @staticmethod
-    def _factor(state, W):
-        """``(V, norms)``: the factor of the free variable (rows scaled to sqrt(d) where the
-        diagonal is fixed; norms the rows' norms of W, None otherwise)."""
-        d = state.kind.diagonal
-        if d is None:
-            return W, None
-        norms = np.maximum(np.linalg.norm(W, axis=1), _TINY)
-        return W * (state.kind.sqrt_diagonal / norms)[:, None], norms
-
-    def _point(self, state) -> np.ndarray:
-        """The factor of the point certified and returned: that of W, and where a row
-        ``1^T X 1 = 0`` forces ``X 1 = 0``, moved onto ``V^T 1 = 0`` with the diagonal held by
-        alternating the projection and the rows' scaling (each step moves V by the other's
-        violation, so a few steps meet both to rounding)."""
-        if state.device is not None:
-            return state.device.factor(state.W)
-        V = self._factor(state, state.W)[0]
-        if not state.kind.deflate:
-            return V
-        d = state.kind.sqrt_diagonal if state.kind.diagonal is not None else None
-        for _ in range(20):
-            V = V - V.mean(axis=0)
-            if d is None:
-                break
-            V *= (d / np.maximum(np.linalg.norm(V, axis=1), _TINY))[:, None]
-            if np.abs(V.sum(axis=0)).max() <= 1e-15 * max(float(np.abs(V).sum()), _TINY):
-                break
-        return V
-
-    def _lagrangian(self, state, w_flat):
-        """``L_s`` of module docstring at the free variable and its gradient."""
-        form, rows, shape = state.form, state.rows, state.W.shape
-        W = w_flat.reshape(shape)
-        V, norms = self._factor(state, W)
-        CV = form.cost.matmul(V)
-        value = float(np.vdot(V, CV))
-        if form.m:
-            r = self._active_residual(state, shifted(rows.apply(V), state.y, state.penalty, form.lo, form.hi))
-            multiplier = state.y - state.penalty * r
-            value += float(-state.y @ r + 0.5 * state.penalty * (r @ r))
-            CV -= rows.adjoint_matmul(multiplier, V)
-        if state.w is not None:  # the bounds on the diagonal: rows <e_i e_i^T, X> of their own
-            r = shifted(np.einsum("ij,ij->i", V, V), state.w, state.penalty, *state.kind.box)
-            value += float(-state.w @ r + 0.5 * state.penalty * (r @ r))
-            CV -= (state.w - state.penalty * r)[:, None] * V
-        if state.kind.deflate:  # X 1 = 0 as the linear constraint V^T 1 = 0 on the factor
-            total = V.sum(axis=0)
-            value += float(-state.shift @ total + 0.5 * state.penalty * (total @ total))
-            CV -= 0.5 * (state.shift - state.penalty * total)
-        G = 2.0 * CV
-        if norms is not None:  # the chain rule through the unit rows
-            U = W / norms[:, None]
-            G = (G - np.einsum("ij,ij->i", G, U)[:, None] * U) * (state.kind.sqrt_diagonal / norms)[:, None]
-        return value, G.ravel()
-
     # -- iterations -----------------------------------------------------------------------------
     def step(self, state, iteration):
         form = state.form
         if state.growth is not None:
             (state.device.grow if state.device is not None else self._grow_rank)(state, *state.growth)
             state.growth = None
+        if state.switch is not None:  # the bound stalled with the nonnegative factor
+            A, P = state.switch
+            self._hold_by_multiplier(state, A @ P.T + P @ A.T)
         if state.oblique:
             return self._oblique_step(state)
         if not np.isfinite(state.gtol):  # the first gradient sets the scale of the tolerances
             state.gtol = 1e-3 * max(float(np.abs(self._lagrangian(state, state.W.ravel())[1]).max()), _TINY)
             state.gtol_start = state.gtol
-        bounds = Bounds(np.zeros(state.W.size), np.inf) if state.kind.nonnegative else None
+        bounds = Bounds(np.zeros(state.W.size), np.inf) if state.kind.nonnegative and state.Z is None else None
 
         def stop_at_time_limit(intermediate_result):
             if self.elapsed > self.time_limit:
@@ -404,9 +423,13 @@ class LowRank(LowRankChecks, IterativeSolver):
                            bounds=bounds, callback=stop_at_time_limit,
                            options={"maxiter": self.inner_max_iter, "gtol": state.gtol, "ftol": 0.0, "maxcor": 10})
         state.W = out.x.reshape(state.W.shape)
+        state.converged = out.nit < self.inner_max_iter
+        if state.Z is not None:  # the gradient reached, relative to the objective's scale (for the rank's growth)
+            value = abs(float(out.fun)) if state.value is None else state.value
+            state.gradient_reached = float(np.linalg.norm(out.jac)) * math.sqrt(state.kind.tau) / max(value, _TINY)
         state.lbfgs_iterations += int(out.nit)
         state.outer += 1
-        residual, held = np.nan, form.m or state.w is not None
+        residual, held = np.nan, form.m or state.w is not None or state.Z is not None
         if held:
             V = self._factor(state, state.W)[0]
             residual = 0.0
@@ -423,15 +446,22 @@ class LowRank(LowRankChecks, IterativeSolver):
             state.w = signed_multipliers(state.w - state.penalty * shifted(x, state.w, state.penalty, *state.kind.box),
                                          *state.kind.box)
             residual = max(residual, self._box_residual(state, x))
+        violated = self._update_nonnegative(state, V) if state.Z is not None else np.nan
         if held:
             # grown only while the residual is above a tenth of its tolerance and did not halve:
             # beyond, a larger s only amplifies the rounding of r in the multipliers
-            if residual > max(0.5 * state.residual, 0.1 * self.residual_tol):
-                state.penalty = min(state.penalty * self.penalty_growth, 1e6 * state.penalty_start)
-            state.residual = residual
+            both = max(residual, violated) if state.Z is not None else residual
+            # (with a dense multiplier, only after an inner run that converged: before, Z lags and not s)
+            if both > max(0.5 * state.residual, 0.1 * self.residual_tol) and (state.Z is None or state.converged):
+                cap = PENALTY_CAP if state.Z is None else MULTIPLIER_PENALTY_CAP
+                state.penalty = min(state.penalty * self.penalty_growth, cap * state.penalty_start)
+            state.residual = both
         state.gtol = max(0.2 * state.gtol, 1e-15)
-        return {"outer": state.outer, "penalty": state.penalty, "rows_residual": residual,
-                "rank": state.W.shape[1], "lbfgs_iterations": int(out.nit)}
+        row = {"outer": state.outer, "penalty": state.penalty, "rows_residual": residual,
+               "rank": state.W.shape[1], "lbfgs_iterations": int(out.nit)}
+        if state.Z is not None:
+            row["nonnegative_residual"] = violated
+        return row
 
     def _oblique_step(self, state) -> dict:
         """One run of the Riemannian inner solver (:mod:`cvxclust.generic.lowrank_oblique`) to a
@@ -461,15 +491,6 @@ class LowRank(LowRankChecks, IterativeSolver):
         return {"outer": state.outer, "rank": state.W.shape[1], "lbfgs_iterations": run.iterations,
                 "gradient_norm": run.grad_norm}
 
-    @staticmethod
-    def _active_residual(state, r: np.ndarray) -> np.ndarray:
-        """``r`` without the row ``1^T X 1 = 0``, held as ``V^T 1 = 0`` (:meth:`_lagrangian`)."""
-        if state.kind.deflate:
-            r = r.copy()
-            r[state.kind.zero_row] = 0.0
-        return r
-
-
     # -- result ---------------------------------------------------------------------------------
     def certify(self, state, bound, final=False):
         if state.device is not None:
@@ -493,11 +514,12 @@ class LowRank(LowRankChecks, IterativeSolver):
 
         form = self.relaxation.standard_form()
         on_host = arrays_for(self.device, self.dtype).numpy
-        return DensePenalty if on_host and dense_penalty_applies(form, lowrank_form(form)) else LowRank
+        penalty = on_host and self.nonnegative != "factor" and dense_penalty_applies(form, lowrank_form(form))
+        return DensePenalty if penalty else LowRank
 
     def extras(self, state):
         return {"factor": self._point(state), "rank": int(state.W.shape[1]), "eigsh": state.eigsh,
                 "lanczos_matvecs": state.lanczos_matvecs, "lbfgs_iterations": state.lbfgs_iterations,
                 "outer_iterations": state.outer, "penalty": state.penalty, "row_multipliers": state.y,
-                "diagonal_multipliers": state.w}
+                "diagonal_multipliers": state.w, "nonnegative_multiplier": state.Z}
 

@@ -58,6 +58,8 @@ true multiplier of ``X >= 0`` is needed there (correlation clustering, whose pos
 C between clusters it must cancel; a k-means SDP whose solution is no clustering), S stays
 indefinite and the bound stalls although the point is optimal.  For the k-means SDP at a
 clustering, :func:`~cvxclust.generic.lowrank_form.trace_shift` raises S on those vectors instead.
+The dense multiplier of an augmented Lagrangian (``nonnegative="multiplier"`` of the low-rank
+method, and :mod:`cvxclust.generic.lowrank_penalty`) has no such limit.
 """
 
 from __future__ import annotations
@@ -97,8 +99,9 @@ class SlackOperator(LinearOperator):
         The rows (:class:`~cvxclust.generic.factor_rows.FactorRows`).
     y, w : ndarray
         Multipliers of the rows and of the diagonal (zeros where none).
-    Z : tuple of ndarray or None
-        ``(A, P)`` of the multiplier of ``X >= 0``, None where none.
+    Z : tuple of ndarray, ndarray or None
+        The multiplier of ``X >= 0``: ``(A, P)`` of its low-rank form, or the symmetric ``n x n``
+        array itself (:mod:`cvxclust.generic.lowrank_penalty`); None where none.
     deflate : bool
         Whether to project onto the complement of ``1``.
     threads : int or None
@@ -122,7 +125,9 @@ class SlackOperator(LinearOperator):
         out -= self.w[:, None] * X if X.ndim == 2 else self.w * X
         if self.rows.m:
             out -= self.rows.adjoint_matmul(self.y, X)
-        if self.Z is not None:
+        if isinstance(self.Z, np.ndarray):
+            out -= self.Z @ X
+        elif self.Z is not None:
             A, P = self.Z
             out -= A @ (P.T @ X) + P @ (A.T @ X)
         if self.deflate:
@@ -139,7 +144,9 @@ class SlackOperator(LinearOperator):
     def norm_bound(self, cost_norm: float) -> float:
         """An upper bound on ``||S||_F`` from the parts (``cost_norm`` is ``||C||_F``)."""
         size = cost_norm + float(np.linalg.norm(self.w)) + (self.rows.adjoint_norm(self.y) if self.rows.m else 0.0)
-        if self.Z is not None:
+        if isinstance(self.Z, np.ndarray):
+            size += float(np.linalg.norm(self.Z))
+        elif self.Z is not None:
             size += 2.0 * float(np.linalg.norm(self.Z[0])) * float(np.linalg.norm(self.Z[1]))
         return size
 

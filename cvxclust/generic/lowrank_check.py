@@ -18,9 +18,14 @@ from ..solvers import Certificate
 from .lowrank_certificate import SlackOperator, nonnegative_multiplier, slack_bound
 from .lowrank_form import trace_shift
 
-__all__ = ["LowRankChecks", "dual_constant", "shifted", "signed_multipliers", "violation"]
+__all__ = ["LowRankChecks", "dual_constant", "nonnegative_term", "nonnegative_violation", "shifted",
+           "signed_multipliers", "violation"]
 
 _TINY = 1e-300
+#: the checks in a row without halving a gap above ``max(tol, STALLED_GAP)`` after which
+#: ``nonnegative="auto"`` hands ``X >= 0`` to a dense multiplier (measured on k-means SDPs: the
+#: nonnegative factor's bound plateaus below 1e-5 on its way to a certificate, and stalls above 1e-3)
+STALLED_CHECKS, STALLED_GAP = 3, 1e-4
 
 
 def violation(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -40,6 +45,26 @@ def shifted(a: np.ndarray, y: np.ndarray, s: float, lo: np.ndarray, hi: np.ndarr
     and the update ``mu <- max(0, mu + s g)``.  After an update, ``y > 0`` only where the lower
     bound holds it and ``y < 0`` only where the upper bound does."""
     return a - np.clip(a - y / s, lo, hi)
+
+
+def nonnegative_term(Z: np.ndarray, s: float, X: np.ndarray, T: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    r"""``(||max(0, Z - s X)||_F^2 / (2s), T)`` with ``T = max(0, Z - s X)``, at ``X = V V^T``:
+    the term of ``X >= 0`` in an augmented Lagrangian of dense multiplier ``Z >= 0`` and penalty
+    s, without its constant ``-||Z||^2 / (2s)`` (which would only cost the line searches digits).
+
+    Its gradient in X is ``-T``, in V ``-2 T V``, and the multiplier's update is ``Z <- T``
+    (Rockafellar's, as :func:`shifted` for the rows).  ``T`` (``n x n``, overwritten) is a work
+    array where given."""
+    T = np.multiply(X, -s, out=T)
+    T += Z
+    np.maximum(T, 0.0, out=T)
+    return float(np.vdot(T, T)) / (2.0 * s), T
+
+
+def nonnegative_violation(X: np.ndarray) -> float:
+    """The relative violation of ``X >= 0`` (its most negative entry over ``max |X|``), as
+    :meth:`~cvxclust.generic.StandardForm.residuals` defines it."""
+    return max(-float(X.min()), 0.0) / max(float(np.abs(X).max()), _TINY)
 
 
 def signed_multipliers(y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -88,6 +113,8 @@ class LowRankChecks:
         S1V = form.cost.matmul(V)
         if form.m:
             S1V -= state.rows.adjoint_matmul(y, V)
+        if state.Z is not None:  # held by a dense multiplier: S_1 = C - A^*(y) - Z
+            S1V -= state.Z @ V
         w = np.zeros(form.n) if state.w is None else signed_multipliers(state.w, *kind.box)
         if kind.diagonal is not None:
             positive = kind.diagonal > 0
@@ -98,7 +125,9 @@ class LowRankChecks:
                 w[positive] = np.einsum("ij,ij->i", S1V - shift, V)[positive] / kind.diagonal[positive]
                 if kind.deflate:
                     shift = (S1V - w[:, None] * V).mean(axis=0)
-        Z = nonnegative_multiplier(S1V - w[:, None] * V, V) if kind.nonnegative else None
+        Z = state.Z
+        if Z is None and kind.nonnegative:
+            Z = nonnegative_multiplier(S1V - w[:, None] * V, V)
         return w, Z
 
     def _bound_at(self, state, V, y) -> dict:
@@ -122,6 +151,7 @@ class LowRankChecks:
                             tol=float(np.clip(accuracy, 1e-12, 1e-3)), residual=aim)
         state.eigsh += 1
         state.lanczos_matvecs += found["products"]
+        found["multiplier"] = Z
         return found
 
     def certify(self, state, bound, final=False):
@@ -142,6 +172,15 @@ class LowRankChecks:
             if moved["bound"] > found["bound"]:
                 found = moved
         state.lambda_min = found["lambda_min"]
+        gap = relative_gap(value, found["bound"] + form.constant, self.gap_floor)
+        if gap <= 0.5 * state.last_gap:  # the gap halved since the last reference: a new one
+            state.last_gap, state.stalled = gap, 0
+        else:
+            state.stalled += 1
+        if state.switchable and state.Z is None and not final and gap > max(self.tol, STALLED_GAP) \
+                and state.stalled >= STALLED_CHECKS:
+            # the bound stalls with the multiplier built from the factor: a dense one from it on
+            state.switch = found["multiplier"]
         if state.oblique:
             self.next_gradient_tolerance(state, found["lambda_min"])
         state.start_vector = found["vector"]
@@ -178,6 +217,8 @@ class LowRankChecks:
                 violated = float((np.abs(diagonal - kind.diagonal) / np.maximum(kind.diagonal, scale)).max())
             if kind.box is not None:
                 violated = self._box_residual(state, diagonal)
+            if state.Z is not None:  # X >= 0 held by a multiplier: its negative entries
+                violated = max(violated, nonnegative_violation(V @ V.T))
             residuals["bounds"] = violated
         if form.m:
             residuals["rows"] = self._row_residual(state, V, state.rows.apply(V))
@@ -191,6 +232,10 @@ class LowRankChecks:
         size = max(abs(value), abs(minimum), self.gap_floor, _TINY)
         if state.W.shape[1] >= state.max_rank or state.residual > 1e-3 or loss <= 0.1 * self.tol * size:
             return False
+        # with a dense multiplier of X >= 0, a negative eigenvalue before the inner run converged well below it
+        # is Z's lag, not a missing column's
+        if state.Z is not None and not (state.converged and state.gradient_reached * size <= 1e-2 * loss):
+            return False
         # on the sphere's product, a loss of up to about ten times the relative gradient norm is the
         # gradient's, not a missing column's: grown only beyond thirty times
         return not (state.oblique and loss <= 30.0 * state.gradient_reached * size)
@@ -202,7 +247,7 @@ class LowRankChecks:
             return
         rank = state.W.shape[1]
         u = found["vector"]
-        if state.kind.nonnegative:
+        if state.kind.nonnegative and state.Z is None:
             u = np.maximum(u, 0.0) if np.linalg.norm(np.maximum(u, 0.0)) >= np.linalg.norm(np.minimum(u, 0.0)) \
                 else np.maximum(-u, 0.0)
         columns = [u]

@@ -63,6 +63,7 @@ from ..linalg import scipy_blas_threads
 from ..result import relative_gap
 from ..solvers import Certificate, SolverState
 from .lowrank import LowRank
+from .lowrank_check import nonnegative_term
 from .lowrank_certificate import SlackOperator, slack_bound
 from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent, oblique_rank
@@ -109,11 +110,8 @@ def penalized(C: np.ndarray, Z: np.ndarray, sigma: float, V: np.ndarray, X: np.n
     objective and half its Euclidean gradient, with ``X`` and ``T`` (``n x n``, overwritten) as
     work arrays where given."""
     X = np.matmul(V, V.T, out=X)
-    value = float(np.vdot(C, X))
-    T = np.multiply(X, -sigma, out=T)
-    T += Z
-    np.maximum(T, 0.0, out=T)
-    value += float(np.vdot(T, T)) / (2.0 * sigma)
+    term, T = nonnegative_term(Z, sigma, X, T)
+    value = float(np.vdot(C, X)) + term
     np.subtract(C, T, out=T)
     return value, T @ V
 

@@ -76,7 +76,8 @@ def test_compressed_kmeans_agrees_with_clarabel_and_certifies(monkeypatch):
         return used[-1]
 
     monkeypatch.setattr(lowrank_module, "compress_cost", spy)
-    result = cvxclust.solve(problem, method="lowrank", tol=1e-7, residual_tol=1e-9)
+    # the nonnegative factor holds X >= 0 exactly, as residual_tol = 1e-9 asks
+    result = cvxclust.solve(problem, method="lowrank", nonnegative="factor", tol=1e-7, residual_tol=1e-9)
     assert used and used[0].lowrank_part is not None and used[0].dense_part is None
     assert used[0].lowrank_part[1].size == 2 and 0.0 < used[0].error
     assert result.status == "optimal"

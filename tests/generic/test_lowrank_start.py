@@ -1,6 +1,8 @@
 """The spectral start of the low-rank method (:mod:`cvxclust.generic.lowrank_start`): the factor
 meets the k-means SDP's rows and trace exactly and is nonnegative, the multipliers leave it
-stationary, a solve from it is certified and agrees with Clarabel, the option is checked."""
+stationary, a solve from it is certified and agrees with Clarabel, the option is checked.  The
+solves hold ``X >= 0`` by the nonnegative factor (``nonnegative="factor"``), whose start this is
+(with the dense multiplier in ``test_lowrank_multiplier.py``)."""
 
 from __future__ import annotations
 
@@ -60,7 +62,8 @@ def test_spectral_start_certifies_and_agrees_with_clarabel(data):
     optimum, _ = clarabel_solution(problem)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        result = cvxclust.solve(problem, method="lowrank", start="spectral", tol=1e-7, residual_tol=1e-9)
+        result = cvxclust.solve(problem, method="lowrank", start="spectral", nonnegative="factor", tol=1e-7,
+                                residual_tol=1e-9)
     assert result.status == "optimal" and result.relative_gap <= 1e-7
     assert abs(result.objective - optimum) <= (1e-7 + REFERENCE_ACCURACY) * max(abs(optimum), 1.0)
     check_bound_side(problem, result.dual_bound, optimum)
@@ -108,7 +111,7 @@ def test_random_start_stalls_where_the_spectral_one_certifies():
     thirty, the rank grown to 36), while the spectral start is the SDP's solution and is certified
     within four."""
     problem = pc.kmeans_sdp(pc.blobs_kernel(60, 10, n_features=10, random_state=1), 10)
-    options = {"tol": 1e-6, "residual_tol": 1e-8, "max_iter": 6}
+    options = {"tol": 1e-6, "residual_tol": 1e-8, "max_iter": 6, "nonnegative": "factor"}
     spectral = cvxclust.solve(problem, method="lowrank", start="spectral", **options)
     assert spectral.status == "optimal" and spectral.relative_gap <= 1e-6
     with pytest.warns(ConvergenceWarning):
@@ -122,7 +125,8 @@ def test_a_first_check_that_certifies_runs_lanczos_once():
     singular (S V = 0), its computed smallest eigenvalue a rounding below zero, and the second
     Lanczos run after the multipliers' trace shift (for a clearly indefinite slack) is not made."""
     problem = pc.kmeans_sdp(pc.blobs_kernel(60, 4, n_features=10, random_state=2), 4)
-    result = cvxclust.solve(problem, method="lowrank", start="spectral", tol=1e-6, residual_tol=1e-8)
+    result = cvxclust.solve(problem, method="lowrank", start="spectral", nonnegative="factor", tol=1e-6,
+                            residual_tol=1e-8)
     assert result.status == "optimal" and result.relative_gap <= 1e-6 and result.iterations == 1
     assert result.history[-1]["lambda_min"] < 0
     assert result.extras["eigsh"] == 1

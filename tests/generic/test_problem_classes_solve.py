@@ -84,15 +84,11 @@ KNOWN_LIMITS = {
                                                        "iterations, about a minute: checked at 30)"),
     ("correlation_clustering", "alm"): ({(24, 1)}, "correlation_clustering n = 24 seed 1, alm: the first-order step "
                                                    "of the box multiplier leaves a gap near 4e-5 at max_iter 2000"),
-    ("kmeans_must_link_min_size", "lowrank"): (None, "kmeans_must_link_min_size, lowrank: a must-link pair "
-                                                     "across two blobs makes the solution no clustering, where the "
-                                                     "multiplier of X >= 0 built from the factor leaves the dual "
-                                                     "slack indefinite (the bound stalls, the point is optimal)"),
 }
 #: iterations a known limit is run for: enough to check what it reports there
 LIMIT_ITERATIONS = 300
 #: the same for the limits whose iterations are slow once the bound stalls (the rank grows to n)
-LIMIT_ITERATIONS_OF = {("kmeans_must_link_min_size", "lowrank"): 30, ("correlation_clustering", "lowrank"): 30}
+LIMIT_ITERATIONS_OF = {("correlation_clustering", "lowrank"): 30}
 
 #: (class, method) -> the part a refusal names, for the methods whose refusals are known
 REFUSED_PART = {

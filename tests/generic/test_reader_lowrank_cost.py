@@ -144,7 +144,8 @@ def test_a_kmeans_sdp_with_a_linear_kernel_written_as_its_points_is_solved_and_c
     form = standard_form(problem)
     assert form.cost.dense_part is None and form.cost.lowrank_part[1].size == 2
     optimum, _ = clarabel_solution(problem)
-    result = cvxclust.solve(problem, method="lowrank", tol=1e-7, residual_tol=1e-9)
+    # the nonnegative factor: nothing n x n, and X >= 0 exactly, as residual_tol = 1e-9 asks
+    result = cvxclust.solve(problem, method="lowrank", nonnegative="factor", tol=1e-7, residual_tol=1e-9)
     assert result.status == "optimal" and result.relative_gap <= 1e-7
     assert abs(result.objective - optimum) <= (1e-7 + REFERENCE_ACCURACY) * abs(optimum)
     check_bound_side(problem, result.dual_bound, optimum)
