@@ -256,12 +256,14 @@ class LowRank(LowRankChecks, FactorLagrangian, IterativeSolver):
     -------
     Result
         History rows hold ``outer``, ``penalty``, ``rows_residual``, ``rank`` and
-        ``lbfgs_iterations`` (for a fixed diagonal alone ``outer``, ``rank``, ``gradient_norm``
-        and ``lbfgs_iterations``, the Riemannian iterations; and, at checks, ``lambda_min``);
+        ``lbfgs_iterations`` (and ``nonnegative_residual`` while a dense multiplier holds
+        ``X >= 0``; for a fixed diagonal alone ``outer``, ``rank``, ``gradient_norm`` and
+        ``lbfgs_iterations``, the Riemannian iterations; and, at checks, ``lambda_min``);
         ``extras``: ``factor`` (V), ``rank``, ``eigsh`` (smallest-eigenvalue computations),
         ``lanczos_matvecs``, ``lbfgs_iterations``, ``row_multipliers``, ``diagonal_multipliers``
         (those of the bounds on a diagonal that is not fixed, ``<= 0`` for an upper bound; None
-        where there are none).
+        where there are none), ``nonnegative_multiplier`` (the dense Z where it held ``X >= 0``,
+        else None).
     """
 
     method = "lowrank"
