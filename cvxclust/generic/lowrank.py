@@ -18,15 +18,16 @@ rule, as Burer and Monteiro do); with ``X >= 0`` the factor is nonnegative (boun
 so that ``X >= 0`` holds exactly, the route of NLR and RiNNAL+.
 
 **X >= 0 by a dense multiplier** (``nonnegative="multiplier"`` from the start; ``"auto"``, the
-default, from the check that ends :data:`~cvxclust.generic.lowrank_check.STALLED_CHECKS` checks
-in a row whose gap did not halve and is above ``tol`` and
-:data:`~cvxclust.generic.lowrank_check.STALLED_GAP`, up to order :data:`DENSE_MULTIPLIER_MAX_N`
-where its ``n x n`` arrays fit, the multiplier then starting from the one built from the factor).
-A nonnegative factor restricts X to the completely positive matrices of its rank, where a random
-start can stall at a local optimum, and the multiplier of ``X >= 0`` built from it vanishes off
-its range (the certificate's limit, :mod:`cvxclust.generic.lowrank_certificate`).  Here the
-factor has any sign and ``X >= 0`` enters the augmented Lagrangian with a multiplier ``Z >= 0``
-of full size, the penalty route of NLR and RiNNAL+ (:func:`~cvxclust.generic.lowrank_check.nonnegative_term`):
+default, from the check that ends :data:`~cvxclust.generic.lowrank_check.STALLED_CHECKS` checks in a
+row whose gap did not halve and is above ``tol`` and
+:data:`~cvxclust.generic.lowrank_check.STALLED_GAP`, up to order
+:data:`~cvxclust.generic.lowrank_lagrangian.DENSE_MULTIPLIER_MAX_N` where its ``n x n`` arrays fit,
+the multiplier then starting from the one built from the factor). A nonnegative factor restricts X
+to the completely positive matrices of its rank, where a random start can stall at a local optimum,
+and the multiplier of ``X >= 0`` built from it vanishes off its range (the certificate's limit,
+:mod:`cvxclust.generic.lowrank_certificate`).  Here the factor has any sign and ``X >= 0`` enters
+the augmented Lagrangian with a multiplier ``Z >= 0`` of full size, the penalty route of NLR and
+RiNNAL+ (:func:`~cvxclust.generic.lowrank_check.nonnegative_term`):
 
 .. math::
 
@@ -36,8 +37,9 @@ of full size, the penalty route of NLR and RiNNAL+ (:func:`~cvxclust.generic.low
 with ``Z <- max(0, Z - s V V^T)`` after each run, and the certificate's dual slack
 ``C - A^*(y) - Diag(w) - Z``.  Each evaluation costs ``O(n^2 r)``.  The penalty and the rank grow
 only after an inner run that converged (before, a residual that did not halve or a negative
-eigenvalue is Z's lag, not a missing column's), the penalty to :data:`MULTIPLIER_PENALTY_CAP`
-times its start, and the rank by the eigenvector alone.
+eigenvalue is Z's lag, not a missing column's), the penalty to
+:data:`~cvxclust.generic.lowrank_lagrangian.MULTIPLIER_PENALTY_CAP` times its start, and the rank
+by the eigenvector alone.
 
 **The rows** by an augmented Lagrangian on V,
 
@@ -122,7 +124,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import Bounds, minimize
 
-from .._memory import available_bytes, check_memory, square_bytes
+from .._memory import available_bytes, check_memory
 from ..linalg import scipy_blas_threads
 from ..parameters import Interval, Options
 from ..solvers import POSITIVE, IterativeSolver, Param, SolverState
@@ -132,7 +134,7 @@ from .lowrank_check import LowRankChecks, shifted, signed_multipliers, violation
 from .lowrank_cost import compress_cost
 from .lowrank_device import device_state, square_fits
 from .lowrank_form import LowRankForm, lowrank_form
-from .lowrank_lagrangian import FactorLagrangian
+from .lowrank_lagrangian import MULTIPLIER_PENALTY_CAP, FactorLagrangian
 from .lowrank_oblique import oblique_descent, oblique_rank
 from .lowrank_start import START_KINDS, spectral_applies, spectral_factor, stationary_multipliers
 from .sparse_product import cost_product, product_threads
@@ -145,11 +147,9 @@ OBLIQUE_COPIES = 12
 #: the order from which ``start="auto"`` is spectral (on small instances its stalls and a
 #: random start's were about as frequent; on large ones the random start stalls far from the optimum)
 SPECTRAL_MIN_ORDER = 1000
-#: the order up to which ``nonnegative="auto"`` hands ``X >= 0`` to a dense multiplier where the bound stalls
-DENSE_MULTIPLIER_MAX_N = 1000
-#: the largest penalty over the first; lower with a dense multiplier of ``X >= 0``, whose term over
-#: ``n^2`` entries a larger one conditions too badly for L-BFGS-B (measured on k-means SDPs with rows)
-PENALTY_CAP, MULTIPLIER_PENALTY_CAP = 1e6, 1e4
+#: the largest penalty over the first (with a dense multiplier of ``X >= 0``,
+#: :data:`~cvxclust.generic.lowrank_lagrangian.MULTIPLIER_PENALTY_CAP`)
+PENALTY_CAP = 1e6
 
 
 @dataclass(kw_only=True, eq=False)
@@ -227,8 +227,9 @@ class LowRank(LowRankChecks, FactorLagrangian, IterativeSolver):
         How ``X >= 0`` is held (module docstring): ``"factor"``, a nonnegative factor (memory
         ``O(n r)``); ``"multiplier"``, a factor of any sign and a dense multiplier (four ``n x n``
         arrays); ``"auto"`` (the default), the nonnegative factor until its bound stalls, then the
-        multiplier, up to order :data:`DENSE_MULTIPLIER_MAX_N` where it fits.  Where a fixed
-        diagonal stands without rows, ``"auto"`` and ``"multiplier"`` take the route of
+        multiplier, up to order
+        :data:`~cvxclust.generic.lowrank_lagrangian.DENSE_MULTIPLIER_MAX_N` where it fits.  Where a
+        fixed diagonal stands without rows, ``"auto"`` and ``"multiplier"`` take the route of
         :mod:`cvxclust.generic.lowrank_penalty`.  Ignored where ``X >= 0`` does not stand.
     start : {"auto", "random", "spectral"}
         The factor's start: ``"spectral"``, a spectral clustering's normalised indicator factor
@@ -364,28 +365,6 @@ class LowRank(LowRankChecks, FactorLagrangian, IterativeSolver):
         if self.start == "auto":  # measured: below that order neither start stalls less often
             return spectral_applies(kind) and n >= SPECTRAL_MIN_ORDER
         return self.start == "spectral"
-
-    def _dense_multiplier(self, form, kind) -> bool:
-        """Whether ``X >= 0`` may be held by a dense multiplier (``nonnegative``): ``"multiplier"``
-        (its memory checked), ``"factor"`` never, ``"auto"`` up to order :data:`DENSE_MULTIPLIER_MAX_N`
-        where its arrays fit; never where ``X >= 0`` does not stand."""
-        if not kind.nonnegative or self.nonnegative == "factor":
-            return False
-        need = square_bytes(form.n, 4)  # Z, two work arrays and Z's update
-        what = f"the dense multiplier of X >= 0 at order {form.n} (four {form.n} x {form.n} arrays)"
-        if self.nonnegative == "multiplier":
-            check_memory(need, what, "give nonnegative='factor'")
-            return True
-        available = available_bytes()
-        return form.n <= DENSE_MULTIPLIER_MAX_N and (available is None or need <= available // 2)
-
-    @staticmethod
-    def _hold_by_multiplier(state, Z) -> None:
-        """From here on ``X >= 0`` is held by the dense multiplier Z (a factor of any sign), the
-        penalty's cap counted from the penalty now."""
-        n = state.form.n
-        state.Z, state.work = Z, (np.empty((n, n)), np.empty((n, n)))
-        state.penalty_start, state.residual, state.switch = state.penalty, np.inf, None
 
     def size(self) -> int:
         return 0  # thin products only: one BLAS thread is the package's policy below order 1500

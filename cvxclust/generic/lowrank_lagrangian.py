@@ -1,18 +1,25 @@
 r"""The augmented Lagrangian of the low-rank method (:mod:`cvxclust.generic.lowrank`) on its factor,
 as methods of :class:`FactorLagrangian`, a base class of :class:`~cvxclust.generic.lowrank.LowRank`:
-the factor of the free variable, the point returned, and ``L_s`` with its gradient (the math in the
-module docstring of :mod:`cvxclust.generic.lowrank`).
+the factor of the free variable, the point returned, ``L_s`` with its gradient, and the dense
+multiplier of ``X >= 0`` where it holds it (the math in the module docstring of
+:mod:`cvxclust.generic.lowrank`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._memory import available_bytes, check_memory, square_bytes
 from .lowrank_check import nonnegative_term, nonnegative_violation, shifted
 
-__all__ = ["FactorLagrangian"]
+__all__ = ["DENSE_MULTIPLIER_MAX_N", "MULTIPLIER_PENALTY_CAP", "FactorLagrangian"]
 
 _TINY = 1e-300
+#: the order up to which ``nonnegative="auto"`` hands ``X >= 0`` to a dense multiplier where the bound stalls
+DENSE_MULTIPLIER_MAX_N = 1000
+#: the largest penalty over the first with a dense multiplier of ``X >= 0``, whose term over ``n^2``
+#: entries a larger one conditions too badly for L-BFGS-B (measured on k-means SDPs with rows)
+MULTIPLIER_PENALTY_CAP = 1e4
 
 
 class FactorLagrangian:
@@ -95,3 +102,25 @@ class FactorLagrangian:
         T = nonnegative_term(state.Z, state.penalty, X, state.work[1])[1]
         state.Z = 0.5 * (T + T.T)
         return nonnegative_violation(X)
+
+    def _dense_multiplier(self, form, kind) -> bool:
+        """Whether ``X >= 0`` may be held by a dense multiplier (``nonnegative``): ``"multiplier"``
+        (its memory checked), ``"factor"`` never, ``"auto"`` up to order :data:`DENSE_MULTIPLIER_MAX_N`
+        where its arrays fit; never where ``X >= 0`` does not stand."""
+        if not kind.nonnegative or self.nonnegative == "factor":
+            return False
+        need = square_bytes(form.n, 4)  # Z, two work arrays and Z's update
+        what = f"the dense multiplier of X >= 0 at order {form.n} (four {form.n} x {form.n} arrays)"
+        if self.nonnegative == "multiplier":
+            check_memory(need, what, "give nonnegative='factor'")
+            return True
+        available = available_bytes()
+        return form.n <= DENSE_MULTIPLIER_MAX_N and (available is None or need <= available // 2)
+
+    @staticmethod
+    def _hold_by_multiplier(state, Z) -> None:
+        """From here on ``X >= 0`` is held by the dense multiplier Z (a factor of any sign), the
+        penalty's cap counted from the penalty now."""
+        n = state.form.n
+        state.Z, state.work = Z, (np.empty((n, n)), np.empty((n, n)))
+        state.penalty_start, state.residual, state.switch = state.penalty, np.inf, None

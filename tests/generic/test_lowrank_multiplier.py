@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 import cvxclust
 from cvxclust import problem_classes as pc
-from cvxclust.generic import CvxpyRelaxation, lowrank
+from cvxclust.generic import CvxpyRelaxation, lowrank, lowrank_lagrangian
 from cvxclust.generic.factor_rows import FactorRows
 from cvxclust.generic.lowrank_certificate import SlackOperator
 from cvxclust.generic.lowrank_check import nonnegative_term
@@ -151,10 +151,10 @@ def test_auto_hands_X_nonnegative_to_the_multiplier_up_to_its_order(monkeypatch)
     state = lowrank.LowRank(CvxpyRelaxation(problem), nonnegative="multiplier").init_state()
     assert state.Z is not None and not state.Z.any() and state.W.min() >= 0.0
     assert not lowrank.LowRank(CvxpyRelaxation(problem), nonnegative="factor").init_state().switchable
-    monkeypatch.setattr(lowrank, "DENSE_MULTIPLIER_MAX_N", 29)
+    monkeypatch.setattr(lowrank_lagrangian, "DENSE_MULTIPLIER_MAX_N", 29)
     assert not lowrank.LowRank(CvxpyRelaxation(problem)).init_state().switchable
-    monkeypatch.setattr(lowrank, "DENSE_MULTIPLIER_MAX_N", 30)
-    monkeypatch.setattr(lowrank, "available_bytes", lambda: 2 * 4 * 8 * 30 * 30 - 1)  # does not fit
+    monkeypatch.setattr(lowrank_lagrangian, "DENSE_MULTIPLIER_MAX_N", 30)
+    monkeypatch.setattr(lowrank_lagrangian, "available_bytes", lambda: 2 * 4 * 8 * 30 * 30 - 1)  # does not fit
     assert not lowrank.LowRank(CvxpyRelaxation(problem)).init_state().switchable
     # where X >= 0 does not stand, nothing changes
     state = lowrank.LowRank(CvxpyRelaxation(pc.max_cut(pc.random_graph(20, 4, random_state=0))),
