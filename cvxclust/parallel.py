@@ -132,7 +132,9 @@ def parallel_backend(jobs: int | None = None, scheduler: str | None = None, *,
 
 
 def _call(function: Callable, args: tuple, blas_threads: int | None):
-    with threadpool_limits(limits=blas_threads, user_api="blas"):
+    from .generic.sparse_product import limited_product_threads  # the package's own threads, held alike
+
+    with threadpool_limits(limits=blas_threads, user_api="blas"), limited_product_threads(blas_threads):
         return function(*args)
 
 
@@ -152,7 +154,9 @@ def _check_tasks(tasks) -> list[tuple]:
 def run_tasks(function: Callable, tasks: Iterable[tuple], *, blas_threads: int | None = 1) -> Iterator:
     """``function(*task)`` for each task, through :class:`joblib.Parallel` under the current
     :func:`joblib.parallel_config` (in this process when none is set), each call limited to
-    ``blas_threads`` BLAS threads (None: the library's default); yields the results in the
+    ``blas_threads`` BLAS threads and as many threads of the low-rank method's products
+    (:func:`cvxclust.generic.sparse_product.limited_product_threads`; None: the libraries'
+    defaults); yields the results in the
     order of the tasks as they become available.  ``function`` must be importable by the
     workers (a module-level function).
 

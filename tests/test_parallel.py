@@ -61,6 +61,24 @@ def test_tasks_come_back_in_order_with_one_blas_thread():
     assert {t for _, t in serial + fanned} <= {1, None}
 
 
+def _product_threads(x):
+    from cvxclust.generic.sparse_product import product_threads
+    return x, product_threads()
+
+
+@pytest.mark.parametrize("backend", ["sequential", "threading"])
+def test_tasks_hold_the_product_threads_to_their_blas_threads(monkeypatch, backend):
+    """The low-rank method's product threads follow ``blas_threads`` in each task, and only there
+    (a context variable, so tasks in threads side by side each hold their own)."""
+    from cvxclust.generic import sparse_product
+
+    monkeypatch.setattr(sparse_product, "PRODUCT_THREADS", 3)
+    with joblib.parallel_config(backend=backend, n_jobs=2):
+        assert list(run_tasks(_product_threads, [(0,), (1,)], blas_threads=1)) == [(0, 1), (1, 1)]
+        assert list(run_tasks(_product_threads, [(0,)], blas_threads=None)) == [(0, 3)]
+    assert sparse_product.product_threads() == 3
+
+
 @pytest.mark.parametrize(("kwargs", "match"), [({"jobs": 0}, "jobs"), ({"jobs": True}, "jobs"),
                                                ({"jobs": 2, "scheduler": "tcp://x:1"}, "not both")])
 def test_backend_bad_arguments(kwargs, match):

@@ -15,12 +15,14 @@ run.
 :data:`PRODUCT_THREADS` is the number of threads, read at each solve.  The products and the
 chunks' reductions do not depend on it, so neither do the iterates: one thread gives the same
 numbers, serially.  In processes that already share the cores (several joblib workers), set it
-to 1.
+to 1; :func:`cvxclust.parallel.run_tasks` holds it to each task's BLAS threads
+(:func:`limited_product_threads`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from numbers import Integral
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +39,7 @@ except ImportError:  # pragma: no cover - a SciPy without it: the public product
     csr_matvec = csr_matvecs = None
 
 __all__ = ["PRODUCT_THREADS", "RowBlocks", "SparseProduct", "available_threads", "cost_product",
+           "limited_product_threads",
            "product_threads"]
 
 
@@ -58,10 +61,30 @@ PRODUCT_THREADS = available_threads()
 
 
 
+#: the most threads in the current context (:func:`limited_product_threads`), None: no limit
+_limit: contextvars.ContextVar = contextvars.ContextVar("product_threads_limit", default=None)
+
+
 def product_threads() -> int:
     """:data:`PRODUCT_THREADS` as it is set now, checked (a ValueError names it unless it is an
-    int >= 1)."""
-    return int(check_parameter("PRODUCT_THREADS", PRODUCT_THREADS, [_THREADS], "cvxclust.generic.sparse_product"))
+    int >= 1), at most the limit of :func:`limited_product_threads` where one holds."""
+    threads = int(check_parameter("PRODUCT_THREADS", PRODUCT_THREADS, [_THREADS], "cvxclust.generic.sparse_product"))
+    limit = _limit.get()
+    return threads if limit is None else min(threads, limit)
+
+
+@contextlib.contextmanager
+def limited_product_threads(limit: int | None):
+    """A context in which :func:`product_threads` is at most ``limit`` (None: no limit), in this
+    thread and context only (a context variable: tasks run side by side in threads each hold
+    their own); the module's :data:`PRODUCT_THREADS` is left as it is."""
+    if limit is not None:
+        limit = int(check_parameter("limit", limit, [_THREADS], "limited_product_threads"))
+    token = _limit.set(limit)
+    try:
+        yield
+    finally:
+        _limit.reset(token)
 
 
 _pool: ThreadPoolExecutor | None = None

@@ -199,6 +199,22 @@ def test_threads_are_checked(monkeypatch):
         cvxclust.solve(pc.max_cut(pc.random_graph(20, 4, random_state=0)), method="lowrank")
 
 
+def test_a_limit_holds_the_threads_in_its_context_only(monkeypatch):
+    from cvxclust.generic import sparse_product
+
+    monkeypatch.setattr(sparse_product, "PRODUCT_THREADS", 4)
+    with sparse_product.limited_product_threads(1):
+        assert sparse_product.product_threads() == 1
+        with sparse_product.limited_product_threads(None):
+            assert sparse_product.product_threads() == 4
+        assert sparse_product.product_threads() == 1
+    assert sparse_product.product_threads() == 4 and sparse_product.PRODUCT_THREADS == 4
+    with sparse_product.limited_product_threads(8):  # a limit, never more threads
+        assert sparse_product.product_threads() == 4
+    with pytest.raises(ValueError, match="limit"), sparse_product.limited_product_threads(0):
+        pass
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_max_cut_with_threads_agrees_with_alm(monkeypatch, threads):
     """Certified optimal with the products and steps in one thread or two, within tol of the
