@@ -24,7 +24,8 @@ MULTIPLIER_PENALTY_CAP = 1e4
 
 class FactorLagrangian:
     """The factor and the augmented Lagrangian of :class:`~cvxclust.generic.lowrank.LowRank`
-    (module docstring); its state is a :class:`~cvxclust.generic.lowrank.LowRankState`."""
+    (module docstring); its state is a :class:`~cvxclust.generic.lowrank.LowRankState`, and it
+    reads the solver's ``nonnegative`` option."""
 
     @staticmethod
     def _factor(state, W):
