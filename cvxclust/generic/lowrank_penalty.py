@@ -63,7 +63,7 @@ from ..linalg import scipy_blas_threads
 from ..result import relative_gap
 from ..solvers import Certificate, SolverState
 from .lowrank import LowRank
-from .lowrank_check import nonnegative_term
+from .lowrank_check import nonnegative_term, nonnegative_violation
 from .lowrank_certificate import SlackOperator, slack_bound
 from .lowrank_form import LowRankForm, lowrank_form
 from .lowrank_oblique import oblique_descent, oblique_rank
@@ -307,7 +307,7 @@ class DensePenalty(LowRank):
             np.matmul(V, V.T, out=X)
         diagonal = np.diagonal(X)
         scale = max(float(np.abs(X).max()), _TINY)
-        bounds = max(float((np.abs(diagonal - d) / np.maximum(d, scale)).max()), -float(X.min()) / scale, 0.0)
+        bounds = max(float((np.abs(diagonal - d) / np.maximum(d, scale)).max()), nonnegative_violation(X))
         return {"symmetry": 0.0, "bounds": bounds, "psd": 0.0}
 
     def extras(self, state):
